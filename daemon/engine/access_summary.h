@@ -35,6 +35,7 @@ class AccessSummary {
 
  private:
   std::vector<SummaryInterval> intervals_;
+  bool writes_ = false;  // any interval writes: cached because lease checks ask often
 };
 
 }  // namespace accord::engine

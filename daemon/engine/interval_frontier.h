@@ -31,7 +31,45 @@ class IntervalFrontier {
   // duplicates; infer_dependencies() removes them. O(log segments + segments overlapped).
   void record(OpIndex op, const AccessRange& use, std::vector<OpIndex>& deps);
   void clear();
-  // ... (private state chosen by the implementation)
+
+ private:
+  static constexpr OpIndex kNoOp = ~OpIndex{0};
+  static constexpr std::uint32_t kNil = ~std::uint32_t{0};
+
+  // Readers since the last write, as immutable singly linked lists in one pool: a split
+  // segment shares its list with its other half instead of copying it.
+  struct ReaderNode {
+    OpIndex op;
+    std::uint32_t next;   // kNil ends the list
+    std::uint32_t stamp;  // epoch_ of the last record() that walked this node
+  };
+  struct Segment {
+    std::size_t begin;
+    std::size_t end;
+    OpIndex writer;        // kNoOp: never written
+    std::uint32_t readers; // head in reader_nodes_, kNil: none
+  };
+  // Open-addressing map from allocation identity to an index into segment_lists_.
+  struct Slot {
+    std::uint64_t allocation;
+    std::uint32_t list;  // kNil: empty slot
+  };
+
+  std::vector<Segment>& segments_of(std::uint64_t allocation);
+  void grow_slots();
+  void apply(OpIndex op, bool write, Segment& piece, std::vector<OpIndex>& deps);
+  void emit(const Segment& piece);
+
+  std::vector<Slot> slots_;
+  std::uint32_t lists_used_ = 0;
+  std::vector<std::vector<Segment>> segment_lists_;  // capacity kept across clear()
+  std::vector<ReaderNode> reader_nodes_;
+  std::vector<Segment> scratch_;  // replacement segments of the record in progress
+  std::uint32_t epoch_ = 0;
+  // The last read's (old readers head -> new head), so neighbouring pieces that shared
+  // a list before a read still share one after it and can merge.
+  std::uint32_t memo_old_ = kNil;
+  std::uint32_t memo_new_ = kNil;
 };
 
 // Dependencies of every operation, in compressed rows: the sorted, unique predecessors

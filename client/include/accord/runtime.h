@@ -1,0 +1,93 @@
+// The entry point: one scheduling and allocation domain. A Runtime is a handle; copies
+// share it, and every buffer, kernel and graph keeps it alive. It runs over a transport:
+// embedded() runs the engine in this process.
+//
+// Ownership: allocate/load/graph/prepare return owned handles (shared among copies).
+// Accessors return borrowed references valid while the owning handle lives. Nothing a
+// call returns ever needs an explicit free; the engine keeps memory that in-flight work
+// touches until that work completes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "accord/buffer.h"
+#include "accord/builtin_kernels.h"
+#include "accord/contract.h"
+#include "accord/graph.h"
+#include "accord/kernel.h"
+#include "accord/placement.h"
+#include "accord/statistics.h"
+#include "accord/status.h"
+#include "accord/trace.h"
+
+namespace accord {
+
+namespace detail {
+class RuntimeImpl;
+}
+
+inline constexpr std::size_t kDefaultMaxSubmissions = 64;
+inline constexpr std::size_t kDefaultGraphSlots = 2;
+
+struct RuntimeOptions {
+  // Simultaneous accepted-but-unfinished submissions; more is Busy. Must be > 0.
+  std::size_t max_submissions = kDefaultMaxSubmissions;
+  // Reusable submission slots per prepared graph; more is Busy. Must be > 0.
+  std::size_t graph_slots = kDefaultGraphSlots;
+  // Ceiling on live allocation bytes; empty means no ceiling. Exceeding it is Busy.
+  std::optional<std::uint64_t> memory_budget;
+  // Embedded only: engine worker threads. 0 runs all work on threads that wait
+  // (deterministic, for tests): work then progresses only inside wait() or a map.
+  std::size_t worker_threads = 2;
+  // Embedded only: whether host kernels may be loaded from plugin libraries.
+  bool allow_plugins = true;
+
+  // Invalid ("runtime capacities must be nonzero") for zero capacities.
+  Status validate() const;
+};
+
+class Runtime {
+ public:
+  // Starts the engine in this process with the host device. Invalid options -> Invalid.
+  static Result<Runtime> embedded(const RuntimeOptions& options = {});
+
+  // Allocates zero-initialised storage. Invalid for 0 bytes; Unsupported for a
+  // placement no device here holds; Busy when the memory budget is exhausted.
+  Result<Buffer> allocate(std::size_t bytes,
+                          MemoryPlacement placement = MemoryPlacement::host_visible()) const;
+
+  // Loads a built-in host kernel by name ("accord.add_f32", ...), checked against
+  // `contract`. Invalid on a mismatch; Unsupported for an unknown name.
+  Result<Kernel> load_kernel(const std::string& name, const KernelContract& contract) const;
+  Result<Kernel> load_kernel(const builtin::KernelSpec& spec) const {
+    return load_kernel(spec.name, spec.contract);
+  }
+  // Loads kernel `name` from the trusted plugin library at `path` (see plugin_abi.h).
+  Result<Kernel> load_plugin_kernel(const std::string& path, const std::string& name,
+                                    const KernelContract& contract) const;
+
+  Graph graph() const;
+
+  Statistics statistics() const;
+  // Starts a bounded trace of at most `event_capacity` region events (oldest dropped).
+  // Invalid for 0; Busy if a trace is already running.
+  Status start_trace(std::size_t event_capacity) const;
+  // Stops the trace now (does not wait for pending work); empty if none was running.
+  std::optional<ExecutionTrace> finish_trace() const;
+
+  const RuntimeOptions& options() const noexcept;
+  // True if `view` belongs to this runtime.
+  bool owns(const BufferView& view) const noexcept;
+
+  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl) noexcept : impl_(std::move(impl)) {}
+  const std::shared_ptr<detail::RuntimeImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  std::shared_ptr<detail::RuntimeImpl> impl_;
+};
+
+}  // namespace accord

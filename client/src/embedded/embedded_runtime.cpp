@@ -1,0 +1,97 @@
+#include "client/src/embedded/embedded_runtime.h"
+
+#include "client/src/embedded/embedded_objects.h"
+#include "daemon/devices/host/host_registration.h"
+
+namespace accord {
+
+Result<Runtime> Runtime::embedded(const RuntimeOptions& options) {
+  auto impl = detail::EmbeddedRuntime::create(options);
+  if (!impl.ok()) return std::move(impl).status();
+  return Runtime(std::move(impl).value());
+}
+
+}  // namespace accord
+
+namespace accord::detail {
+
+Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOptions& options) {
+  ACCORD_RETURN_IF_ERROR(options.validate());
+  devices::host::HostDeviceOptions host_options;
+  host_options.allow_plugins = options.allow_plugins;
+  auto host = devices::host::make_host_device(host_options);
+  if (!host.ok()) return std::move(host).status();
+  devices::DeviceRegistry registry;
+  registry.add(std::move(host).value());
+
+  engine::EngineOptions engine_options;
+  engine_options.worker_threads = options.worker_threads;
+  auto engine = engine::Engine::create(engine_options, std::move(registry));
+  if (!engine.ok()) return std::move(engine).status();
+
+  engine::SessionLimits limits;
+  limits.max_submissions = options.max_submissions;
+  limits.graph_slots = options.graph_slots;
+  limits.memory_budget = options.memory_budget;
+  auto session = engine.value()->open_session(limits, "embedded");
+  if (!session.ok()) return std::move(session).status();
+
+  std::shared_ptr<EmbeddedRuntime> runtime(new EmbeddedRuntime(options));
+  runtime->engine_ = std::move(engine).value();
+  runtime->session_ = std::move(session).value();
+  return runtime;
+}
+
+EmbeddedRuntime::~EmbeddedRuntime() {
+  // Every handle that could reach the engine held this runtime, so only engine-internal
+  // references remain; the engine drains them before it goes.
+  session_.reset();
+  engine_.reset();
+}
+
+Result<std::shared_ptr<BufferImpl>> EmbeddedRuntime::allocate(std::size_t bytes, MemoryPlacement placement) {
+  auto allocation = session_->allocate(bytes, placement);
+  if (!allocation.ok()) return std::move(allocation).status();
+  return std::shared_ptr<BufferImpl>(std::make_shared<EmbeddedBuffer>(self(), std::move(allocation).value()));
+}
+
+Result<std::shared_ptr<KernelImpl>> EmbeddedRuntime::load_kernel(const std::string& plugin_path,
+                                                                 const std::string& name,
+                                                                 const KernelContract& contract) {
+  devices::CodeImage image;
+  image.kind = plugin_path.empty() ? devices::CodeImage::Kind::Builtin : devices::CodeImage::Kind::Plugin;
+  image.name = name;
+  image.plugin_path = plugin_path;
+  auto kernel = session_->load_kernel(image, contract);
+  if (!kernel.ok()) return std::move(kernel).status();
+  return std::shared_ptr<KernelImpl>(std::make_shared<EmbeddedKernel>(self(), std::move(kernel).value()));
+}
+
+Result<std::shared_ptr<ExecutableGraphImpl>> EmbeddedRuntime::prepare(GraphRecord record) {
+  engine::GraphSpec spec;
+  spec.ops.reserve(record.nodes.size());
+  for (NodeRecord& node : record.nodes) {
+    engine::OperationSpec op;
+    switch (node.kind) {
+      case NodeKind::Fill: op.kind = devices::OpKind::Fill; break;
+      case NodeKind::Copy: op.kind = devices::OpKind::Copy; break;
+      case NodeKind::Kernel: op.kind = devices::OpKind::Kernel; break;
+    }
+    op.lane = node.lane;
+    op.fill_value = node.fill_value;
+    op.allow_aliasing = node.allow_aliasing;
+    if (node.kernel) op.kernel = static_cast<EmbeddedKernel&>(*node.kernel).kernel();
+    op.bindings.reserve(node.bindings.size());
+    for (const BindingRecord& b : node.bindings) {
+      // Record-time checks made sure every buffer belongs to this runtime.
+      auto& buffer = static_cast<EmbeddedBuffer&>(*b.buffer);
+      op.bindings.push_back({engine::Ref<engine::Allocation>::retain(&buffer.allocation()), b.offset, b.length});
+    }
+    spec.ops.push_back(std::move(op));
+  }
+  auto prepared = session_->prepare(std::move(spec));
+  if (!prepared.ok()) return std::move(prepared).status();
+  return std::shared_ptr<ExecutableGraphImpl>(std::make_shared<EmbeddedGraph>(self(), std::move(prepared).value()));
+}
+
+}  // namespace accord::detail

@@ -1,0 +1,31 @@
+// A loaded kernel as the engine holds it: the device's checked code plus its owner.
+// Prepared graphs retain it, so code stays loaded while any graph can run it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "daemon/devices/device.h"
+#include "daemon/engine/ref.h"
+
+namespace accord::engine {
+
+class Session;
+
+class Kernel final : public RefCounted {
+ public:
+  Kernel(Ref<Session> session, std::uint8_t device, std::unique_ptr<devices::LoadedCode> code) noexcept
+      : session_(std::move(session)), device_(device), code_(std::move(code)) {}
+
+  Session& session() const noexcept { return *session_; }
+  std::uint8_t device_index() const noexcept { return device_; }
+  const devices::LoadedCode& code() const noexcept { return *code_; }
+
+ private:
+  ~Kernel() override = default;
+  Ref<Session> session_;
+  std::uint8_t device_;
+  std::unique_ptr<devices::LoadedCode> code_;
+};
+
+}  // namespace accord::engine

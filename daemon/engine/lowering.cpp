@@ -1,0 +1,257 @@
+#include "daemon/engine/lowering.h"
+
+#include <algorithm>
+#include <string>
+
+#include "daemon/engine/engine.h"
+
+namespace accord::engine {
+namespace {
+
+using devices::OpKind;
+
+std::string where(std::size_t node) { return "graph node " + std::to_string(node); }
+std::string where(std::size_t node, std::size_t binding) {
+  return where(node) + " binding " + std::to_string(binding);
+}
+
+bool ranges_overlap(const ViewSpec& a, const ViewSpec& b) {
+  return a.allocation == b.allocation && a.offset < b.offset + b.length &&
+         b.offset < a.offset + a.length;
+}
+
+// The lane a copy runs on when the caller did not name one (seed 2.14).
+LaneKind copy_lane(const ViewSpec& destination, const ViewSpec& source) {
+  const bool dst_mapped = destination.allocation->placement().host_mapped();
+  const bool src_mapped = source.allocation->placement().host_mapped();
+  if (src_mapped && !dst_mapped) return LaneKind::Upload;
+  if (!src_mapped && dst_mapped) return LaneKind::Download;
+  return LaneKind::Compute;
+}
+
+struct CheckedOp {
+  std::uint8_t device = 0;
+  LaneKind lane = LaneKind::Compute;
+  std::size_t first_use = 0;  // into the flat use list
+  std::size_t use_count = 0;
+  std::uint64_t copy_bytes = 0;
+};
+
+// Validates one operation and appends its uses. Access of kernel bindings comes from the
+// contract: a client cannot understate what trusted code touches.
+Status check_operation(Session& session, std::size_t node, const OperationSpec& op,
+                       std::vector<AccessRange>& uses, CheckedOp& out) {
+  const auto& devices = session.engine().devices();
+  for (std::size_t b = 0; b < op.bindings.size(); ++b) {
+    const ViewSpec& v = op.bindings[b];
+    if (!v.allocation) return invalid_error(where(node, b) + ": empty buffer view");
+    if (&v.allocation->session() != &session)
+      return invalid_error(where(node, b) + ": buffer belongs to another runtime or session");
+    if (v.offset > v.allocation->bytes() || v.length > v.allocation->bytes() - v.offset)
+      return invalid_error(where(node, b) + ": view [" + std::to_string(v.offset) + ", " +
+                           std::to_string(v.offset + v.length) + ") is outside the allocation of " +
+                           std::to_string(v.allocation->bytes()) + " bytes");
+    if (v.allocation->poisoned())
+      return device_lost_error(where(node, b) + ": allocation is poisoned: " +
+                               v.allocation->poison_message());
+  }
+  std::vector<Access> access(op.bindings.size(), Access::Read);
+  switch (op.kind) {
+    case OpKind::Fill:
+      if (op.bindings.size() != 1) return invalid_error(where(node) + ": fill takes one destination");
+      access[0] = Access::Write;
+      out.lane = LaneKind::Compute;
+      break;
+    case OpKind::Copy: {
+      if (op.bindings.size() != 2)
+        return invalid_error(where(node) + ": copy takes a destination and a source");
+      const ViewSpec& dst = op.bindings[0];
+      const ViewSpec& src = op.bindings[1];
+      if (dst.length != src.length || ranges_overlap(dst, src))
+        return invalid_error(where(node) + ": copy needs equal, nonoverlapping ranges (destination " +
+                             std::to_string(dst.length) + " bytes, source " +
+                             std::to_string(src.length) + " bytes)");
+      access[0] = Access::Write;
+      access[1] = Access::Read;
+      out.lane = op.lane ? *op.lane : copy_lane(dst, src);
+      if (out.lane == LaneKind::Npu || out.lane == LaneKind::Host)
+        return invalid_error(where(node) + ": copies run on the Upload, Compute or Download lane");
+      out.copy_bytes = dst.length;
+      break;
+    }
+    case OpKind::Kernel: {
+      if (!op.kernel) return invalid_error(where(node) + ": kernel operation without a kernel");
+      if (&op.kernel->session() != &session)
+        return invalid_error(where(node) + ": kernel belongs to another runtime or session");
+      const KernelContract& contract = op.kernel->code().contract();
+      std::vector<BoundExtent> extents;
+      extents.reserve(op.bindings.size());
+      for (const ViewSpec& v : op.bindings)
+        extents.push_back({v.allocation->id(), v.offset, v.length});
+      if (Status s = check_bindings(contract, extents, op.allow_aliasing); !s.ok())
+        return std::move(s).annotate(where(node) + " (kernel '" + op.kernel->code().name() + "')");
+      for (std::size_t b = 0; b < op.bindings.size(); ++b) access[b] = contract.bindings[b].access;
+      out.lane = LaneKind::Host;
+      break;
+    }
+  }
+  // Same device: every binding and the code live on one device (engine item 11).
+  out.device = op.kind == OpKind::Kernel ? op.kernel->device_index()
+                                         : op.bindings[0].allocation->device_index();
+  for (std::size_t b = 0; b < op.bindings.size(); ++b) {
+    if (op.bindings[b].allocation->device_index() != out.device)
+      return invalid_error(where(node, b) + ": buffer is on device " +
+                           devices.at(op.bindings[b].allocation->device_index()).info().name +
+                           " but the operation runs on " + devices.at(out.device).info().name);
+  }
+  const auto lanes = devices.at(out.device).lanes();
+  if (std::find(lanes.begin(), lanes.end(), out.lane) == lanes.end())
+    return unsupported_error(where(node) + ": device " + devices.at(out.device).info().name +
+                             " has no " + std::string(to_string(out.lane)) + " lane");
+  out.first_use = uses.size();
+  for (std::size_t b = 0; b < op.bindings.size(); ++b) {
+    const ViewSpec& v = op.bindings[b];
+    // Shared allocations are tracked whole (engine item 1).
+    const bool whole = v.allocation->placement().tracked_whole();
+    uses.push_back({v.allocation->id(), whole ? 0 : v.offset,
+                    whole ? v.allocation->bytes() : v.offset + v.length, access[b]});
+  }
+  out.use_count = op.bindings.size();
+  return Status();
+}
+
+}  // namespace
+
+Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec spec) {
+  if (spec.ops.empty()) return invalid_error("cannot prepare an empty graph");
+  if (spec.ops.size() > (1u << 24)) return invalid_error("graph has too many nodes");
+  Engine& engine = session.engine();
+
+  std::vector<AccessRange> uses;
+  uses.reserve(spec.ops.size() * 3);
+  std::vector<CheckedOp> checked(spec.ops.size());
+  for (std::size_t i = 0; i < spec.ops.size(); ++i)
+    ACCORD_RETURN_IF_ERROR(check_operation(session, i, spec.ops[i], uses, checked[i]));
+
+  auto graph = make_ref<PreparedGraph>(Ref<Session>::retain(&session), engine.next_id());
+  PreparedGraph& g = *graph;
+  g.op_count_ = spec.ops.size();
+
+  std::vector<std::span<const AccessRange>> per_op(spec.ops.size());
+  for (std::size_t i = 0; i < spec.ops.size(); ++i)
+    per_op[i] = std::span<const AccessRange>(uses.data() + checked[i].first_use, checked[i].use_count);
+  g.deps_ = infer_dependencies(per_op);
+
+  // Regions: maximal runs of consecutive operations on one (device, lane).
+  std::vector<std::uint32_t> region_of(spec.ops.size());
+  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    const bool extend = !g.regions_.empty() && g.regions_.back().device == checked[i].device &&
+                        g.regions_.back().lane == checked[i].lane;
+    if (!extend) {
+      PreparedRegion r;
+      r.device = checked[i].device;
+      r.lane = checked[i].lane;
+      r.lane_slot = static_cast<std::uint16_t>(r.device * kLaneKindCount + static_cast<int>(r.lane));
+      g.regions_.push_back(std::move(r));
+    }
+    PreparedRegion& r = g.regions_.back();
+    r.ops.push_back(static_cast<std::uint32_t>(i));
+    r.copy_bytes += checked[i].copy_bytes;
+    region_of[i] = static_cast<std::uint32_t>(g.regions_.size() - 1);
+  }
+  // Region predecessors: the operation edges contracted onto regions. Regions are
+  // contiguous in recording order, so this keeps every ordering and stays acyclic.
+  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    PreparedRegion& r = g.regions_[region_of[i]];
+    for (OpIndex d : g.deps_.of(static_cast<OpIndex>(i)))
+      if (region_of[d] != region_of[i]) r.predecessors.push_back(region_of[d]);
+  }
+  for (std::size_t ri = 0; ri < g.regions_.size(); ++ri) {
+    auto& p = g.regions_[ri].predecessors;
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    if (ri > 0 && !std::binary_search(p.begin(), p.end(), static_cast<std::uint32_t>(ri - 1)))
+      g.parallel_ = true;
+  }
+
+  // Lower each region on its device.
+  std::vector<devices::OperationBinding> bindings;
+  std::vector<devices::Operation> run;
+  for (std::size_t ri = 0; ri < g.regions_.size(); ++ri) {
+    PreparedRegion& r = g.regions_[ri];
+    bindings.clear();
+    run.clear();
+    std::size_t total = 0;
+    for (std::uint32_t op : r.ops) total += spec.ops[op].bindings.size();
+    bindings.reserve(total);
+    bool has_non_copy = false;
+    for (std::uint32_t op : r.ops) {
+      const OperationSpec& s = spec.ops[op];
+      const CheckedOp& c = checked[op];
+      const std::size_t first = bindings.size();
+      for (std::size_t b = 0; b < s.bindings.size(); ++b) {
+        const AccessRange& u = uses[c.first_use + b];
+        bindings.push_back({&s.bindings[b].allocation->memory(), s.bindings[b].offset,
+                            s.bindings[b].length, u.access});
+      }
+      devices::Operation o;
+      o.kind = s.kind;
+      o.lane = c.lane;
+      o.fill_value = s.fill_value;
+      o.code = s.kernel ? &s.kernel->code() : nullptr;
+      o.bindings = std::span<const devices::OperationBinding>(bindings.data() + first, s.bindings.size());
+      run.push_back(o);
+      has_non_copy |= s.kind != OpKind::Copy;
+    }
+    auto native = engine.device_registry().at(r.device).lower(run);
+    if (!native.ok())
+      return std::move(native).status().annotate("lowering region " + std::to_string(ri) + " (" +
+                                                 std::string(to_string(r.lane)) + " lane)");
+    r.native = std::move(native).value();
+    if (has_non_copy) {
+      session.counters().add_native_graph();
+      engine.counters().add_native_graph();
+    }
+  }
+
+  // Union summary, used-allocation list and retention.
+  g.summary_ = AccessSummary::build(uses);
+  g.self_conflicting_ = g.summary_.writes_anything();
+  std::vector<std::pair<std::uint64_t, Allocation*>> by_id;
+  by_id.reserve(uses.size());
+  for (const OperationSpec& s : spec.ops)
+    for (const ViewSpec& v : s.bindings) by_id.emplace_back(v.allocation->id(), v.allocation.get());
+  std::sort(by_id.begin(), by_id.end());
+  by_id.erase(std::unique(by_id.begin(), by_id.end()), by_id.end());
+  for (const SummaryInterval& iv : g.summary_.intervals()) {
+    if (g.uses_.empty() || g.uses_.back().allocation->id() != iv.allocation) {
+      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(iv.allocation, static_cast<Allocation*>(nullptr)));
+      g.retained_.push_back(Ref<Allocation>::retain(it->second));
+      g.uses_.push_back({it->second, false, false});
+    }
+    g.uses_.back().reads |= iv.read;
+    g.uses_.back().writes |= iv.write;
+  }
+  // Allocations used only through empty views have no summary interval but are still
+  // bound to the graph: retain them too, so a region never points at freed memory.
+  std::size_t listed = 0;  // uses_ is sorted by id like by_id: merge
+  for (const auto& [id, allocation] : by_id) {
+    while (listed < g.uses_.size() && g.uses_[listed].allocation->id() < id) ++listed;
+    if (listed == g.uses_.size() || g.uses_[listed].allocation != allocation)
+      g.retained_.push_back(Ref<Allocation>::retain(allocation));
+  }
+  for (OperationSpec& s : spec.ops)
+    if (s.kernel) g.kernels_.push_back(std::move(s.kernel));
+
+  const std::size_t slots = session.limits().graph_slots;
+  g.slots_.reserve(slots);
+  for (std::size_t i = 0; i < slots; ++i)
+    g.slots_.push_back(std::make_unique<Submission>(g, static_cast<std::uint32_t>(i), g.regions_.size()));
+  return graph;
+}
+
+Result<Ref<PreparedGraph>> Session::prepare(GraphSpec spec) {
+  return GraphLowering::prepare(*this, std::move(spec));
+}
+
+}  // namespace accord::engine

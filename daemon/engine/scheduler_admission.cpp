@@ -1,0 +1,123 @@
+// Submit: the checks of seed 2.15 in their order, then reset of a free slot and
+// whole-graph ordering against earlier pending submissions. No allocation, no
+// inference: the summaries compared here were built at prepare.
+#include <string>
+
+#include "daemon/engine/scheduler.h"
+
+namespace accord::engine {
+
+bool Scheduler::conflicts(const PreparedGraph& a, const PreparedGraph& b) noexcept {
+  if (&a == &b) return a.self_conflicting();
+  if (&a.session() != &b.session()) return false;  // sessions never share allocations
+  return a.summary().conflicts(b.summary());
+}
+
+Result<Submission*> Scheduler::submit(PreparedGraph& graph, std::span<Submission* const> producers) {
+  Submission* slot = nullptr;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    ACCORD_RETURN_IF_ERROR(admit_locked(graph, producers, slot));
+    wake = !inline_mode_ && idle_workers_ > 0 && slot->occupied && slot->blockers == 0 &&
+           slot->producers_pending == 0;
+  }
+  if (wake) work_cv_.notify_one();
+  return slot;
+}
+
+Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const> producers,
+                               Submission*& out_slot) {
+  Session& session = graph.session();
+  if (shutdown_) return busy_error("the engine is shutting down");
+  // 1. Poison and quarantine.
+  if (graph.quarantined()) return device_lost_error("graph quarantined after native failure");
+  for (const AllocationUse& use : graph.uses())
+    if (use.allocation->poisoned())
+      return device_lost_error("allocation " + std::to_string(use.allocation->id()) +
+                               " is poisoned: " + use.allocation->poison_message());
+  // 2. Producers.
+  if (producers.size() > kMaxProducers)
+    return invalid_error("submit_after accepts at most " + std::to_string(kMaxProducers) +
+                         " producers, got " + std::to_string(producers.size()));
+  for (std::size_t i = 0; i < producers.size(); ++i) {
+    if (producers[i] == nullptr) return invalid_error("producer " + std::to_string(i) + " is empty");
+    if (&producers[i]->graph().session() != &session)
+      return invalid_error("producer " + std::to_string(i) + " belongs to another runtime");
+    if (!producers[i]->occupied && !producers[i]->terminal())
+      return invalid_error("producer " + std::to_string(i) + " was never submitted");
+  }
+  // 3. Capacity.
+  if (session.occupancy >= session.limits().max_submissions)
+    return busy_error("runtime submission capacity exhausted (" +
+                      std::to_string(session.limits().max_submissions) + " pending)");
+  // 4. Live host leases.
+  for (const AllocationUse& use : graph.uses()) {
+    const Allocation::HostState& h = use.allocation->host_state();
+    if (h.write_lease || (use.writes && h.read_leases > 0))
+      return busy_error("allocation " + std::to_string(use.allocation->id()) +
+                        " has a conflicting host mapping");
+  }
+  // 5. A free slot: not occupied and no live observer of its last run.
+  Submission* slot = nullptr;
+  for (std::size_t i = 0; i < graph.slot_count(); ++i) {
+    Submission& candidate = graph.slot(i);
+    if (!candidate.occupied && candidate.observers.load(std::memory_order_acquire) == 0) {
+      slot = &candidate;
+      break;
+    }
+  }
+  if (slot == nullptr)
+    return busy_error("prepared run slots are occupied; drop completed observers or reserve more slots");
+
+  Submission& s = *slot;
+  s.occupied = true;
+  s.remaining = s.region_count;
+  s.running = 0;
+  s.blockers = 0;
+  s.cancel_requested = false;
+  s.failed = false;
+  s.any_started = false;
+  s.outcome = Status();
+  s.accepted = Clock::now();
+  for (std::uint32_t r = 0; r < s.region_count; ++r) s.runs[r].state = RegionState::Pending;
+
+  s.producer_count = static_cast<std::uint32_t>(producers.size());
+  s.producers_pending = 0;
+  for (std::size_t i = 0; i < producers.size(); ++i) {
+    Submission* p = producers[i];
+    s.producers[i] = p;
+    p->retain_observer();  // keeps the producer's outcome readable until we finish
+    if (!p->terminal()) {
+      ++s.producers_pending;
+    } else if (!p->outcome.ok() && !s.failed) {
+      s.failed = true;
+      s.outcome = execution_error("producer submission failed: " + p->outcome.to_string());
+    }
+  }
+  for (Submission* p = pending_head_; p != nullptr; p = p->next)
+    if (conflicts(p->graph(), graph)) ++s.blockers;
+  for (const AllocationUse& use : graph.uses()) {
+    Allocation::HostState& h = use.allocation->host_state();
+    if (use.writes) ++h.pending_writers;
+    else ++h.pending_readers;
+  }
+  ++session.occupancy;
+  s.prev = pending_tail_;
+  s.next = nullptr;
+  if (pending_tail_) pending_tail_->next = &s;
+  else pending_head_ = &s;
+  pending_tail_ = &s;
+  ++pending_count_;
+
+  graph.retain();        // the pending job owns its graph (engine item 9)
+  s.retain_observer();   // the caller's Completion
+  s.signal.store(Submission::kPending, std::memory_order_release);
+  session.counters().add_submission();
+  engine_stats_.add_submission();
+  if (s.failed) sweep_locked();
+  out_slot = &s;
+  return Status();
+}
+
+}  // namespace accord::engine

@@ -1,0 +1,90 @@
+// A tenant of the engine: one embedded runtime, or one client process of the daemon.
+// Every object belongs to exactly one session; limits, statistics, lanes and the trace
+// are per session. Sessions are refcounted: their objects retain them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "accord/placement.h"
+#include "accord/statistics.h"
+#include "accord/status.h"
+#include "accord/trace.h"
+#include "daemon/devices/device.h"
+#include "daemon/engine/graph_spec.h"
+#include "daemon/engine/ref.h"
+#include "daemon/engine/stat_counters.h"
+#include "daemon/engine/trace_buffer.h"
+
+namespace accord::engine {
+
+class Engine;
+class PreparedGraph;
+class Submission;
+
+inline constexpr std::size_t kMaxDevices = 8;
+inline constexpr std::size_t kLaneSlots = kMaxDevices * kLaneKindCount;
+
+struct SessionLimits {
+  std::size_t max_submissions = 64;  // pending submissions; more is Busy
+  std::size_t graph_slots = 2;       // submission slots per prepared graph
+  std::optional<std::uint64_t> memory_budget;  // live allocation bytes; more is Busy
+  // Invalid for zero capacities.
+  Status validate() const;
+};
+
+enum class LeaseMode : std::uint8_t { Read, Write };
+
+class Session final : public RefCounted {
+ public:
+  Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label);
+
+  std::uint64_t id() const noexcept { return id_; }
+  const std::string& label() const noexcept { return label_; }
+  const SessionLimits& limits() const noexcept { return limits_; }
+  Engine& engine() const noexcept { return engine_; }
+
+  // Zero-initialised storage on the first device that holds `placement`. Invalid for 0
+  // bytes; Unsupported when no device holds the placement; Busy over the budget.
+  // Thread-safe.
+  Result<Ref<Allocation>> allocate(std::size_t bytes, MemoryPlacement placement);
+  // Loads code on the device that runs it (the host device for host kernels).
+  Result<Ref<Kernel>> load_kernel(const devices::CodeImage& image, const KernelContract& contract);
+  // Infers dependencies, checks contracts and lowers (engine items 1-3, 11). Messages
+  // name the node and binding at fault. Thread-safe.
+  Result<Ref<PreparedGraph>> prepare(GraphSpec spec);
+  // Accepts one run of `graph` after `producers`; never blocks, never allocates. On
+  // success the returned slot carries one observer reference for the caller.
+  Result<Submission*> submit(PreparedGraph& graph, std::span<Submission* const> producers);
+  // Host leases (engine item 8). `block` waits for conflicting device work; otherwise
+  // that is Busy. Conflicting live leases are Busy at once.
+  Status acquire_lease(Allocation& allocation, LeaseMode mode, bool block);
+  void release_lease(Allocation& allocation, LeaseMode mode) noexcept;
+
+  Statistics statistics() const noexcept { return stats_.snapshot(); }
+  Status start_trace(std::size_t capacity);
+  std::optional<ExecutionTrace> finish_trace();
+
+  // --- engine internals ---
+  StatCounters& counters() noexcept { return stats_; }
+  void release_budget(std::uint64_t bytes) noexcept;
+  // Scheduler-lock state.
+  std::size_t occupancy = 0;
+  std::array<bool, kLaneSlots> lane_busy{};
+  TraceBuffer trace;
+
+ private:
+  ~Session() override = default;
+  Engine& engine_;
+  std::uint64_t id_;
+  SessionLimits limits_;
+  std::string label_;
+  StatCounters stats_;
+  std::atomic<std::uint64_t> budget_used_{0};
+};
+
+}  // namespace accord::engine
