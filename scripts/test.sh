@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# All tests: install what is needed, then build and run each configuration once:
+#   debug  - every suite
+#   asan   - every suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   tsan   - the engine (scheduler) and conformance suites under ThreadSanitizer
+# ACCORD_TEST_CONFIGS="debug asan tsan" selects configurations.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$here/scripts/install-deps.sh"
+configs=${ACCORD_TEST_CONFIGS:-"debug asan tsan"}
+jobs=${ACCORD_TEST_JOBS:-$(nproc)}
+start=$SECONDS
+failed=()
+
+run_config() {
+  local name=$1 type=$2; shift 2
+  local dir="$here/build/$name"
+  local t0=$SECONDS
+  echo "== [$name] building ($type)"
+  "$here/scripts/build.sh" "$type" "$dir" -DACCORD_WERROR=ON "$@"
+  echo "== [$name] testing"
+  if (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300); then
+    echo "== [$name] passed in $((SECONDS - t0)) s"
+  else
+    echo "== [$name] FAILED"
+    failed+=("$name")
+  fi
+}
+
+for c in $configs; do
+  case $c in
+    debug) run_config debug Debug -DACCORD_BUILD_BENCHMARKS=ON ;;
+    asan)
+      ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+      UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        run_config asan Asan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF ;;
+    tsan)
+      TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+        run_config tsan Tsan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF \
+          "-DACCORD_TEST_SUITES=unit/engine;plugins;conformance" ;;
+    *) echo "unknown configuration '$c' (debug, asan, tsan)"; exit 2 ;;
+  esac
+done
+
+echo "== all configurations took $((SECONDS - start)) s"
+if ((${#failed[@]})); then
+  echo "== FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "== every configuration passed: $configs"
