@@ -3,7 +3,7 @@
 add_library(accord_defaults INTERFACE)
 add_library(accord::defaults ALIAS accord_defaults)
 target_compile_options(accord_defaults INTERFACE
-  -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wpedantic
+  -Wall -Wextra -Wshadow -Wpedantic $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>
   $<$<BOOL:${ACCORD_WERROR}>:-Werror>)
 
 set(_accord_san_common "-O1 -g -fno-omit-frame-pointer")
