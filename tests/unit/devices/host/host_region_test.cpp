@@ -52,6 +52,9 @@ void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   if (t_counting) ++t_allocations;
   return std::malloc(size == 0 ? 1 : size);
 }
+// g++ 12 cannot see that the replaced operator new allocates with malloc and warns on
+// these frees (a false positive: every new form above calls malloc).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
