@@ -2,6 +2,7 @@
 #include "daemon/engine/interval_frontier.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace accord::engine {
 namespace {
@@ -10,6 +11,22 @@ namespace {
 // the multiply spreads them over the high bits we keep.
 std::size_t slot_of(std::uint64_t allocation, std::size_t mask) {
   return static_cast<std::size_t>((allocation * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+// Index of the first segment whose end is past `offset`. Branch-free (Khuong and
+// Morin's layout paper): tiled bindings land at random positions, and a mispredicted
+// branch per halving cost more than the rest of record() on such workloads.
+template <typename Segment>
+std::size_t first_ending_after(const std::vector<Segment>& segs, std::size_t offset) {
+  if (segs.empty()) return 0;
+  const Segment* base = segs.data();
+  std::size_t n = segs.size();
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    base = base[half].end <= offset ? base + half : base;
+    n -= half;
+  }
+  return static_cast<std::size_t>(base - segs.data()) + (base->end <= offset ? 1 : 0);
 }
 
 bool same_state(const auto& a, const auto& b) {
@@ -53,7 +70,7 @@ void IntervalFrontier::grow_slots() {
 }
 
 inline void IntervalFrontier::apply(OpIndex op, bool write, Segment& piece,
-                             std::vector<OpIndex>& deps) {
+                                    std::vector<OpIndex>& deps) {
   // RAW and WAW: the last writer orders every use; a self-edge is dropped because one
   // operation may reach the same bytes through two bindings.
   if (piece.writer != kNoOp && piece.writer != op) deps.push_back(piece.writer);
@@ -106,13 +123,11 @@ void IntervalFrontier::record(OpIndex op, const AccessRange& use,
   memo_new_ = kNil;
 
   // Segments are disjoint and sorted, so their ends are sorted too: [lo, hi) are the
-  // ones overlapping [begin, end).
-  auto first = std::partition_point(segs.begin(), segs.end(),
-                                    [&](const Segment& s) { return s.end <= use.begin; });
-  auto last = std::partition_point(first, segs.end(),
-                                   [&](const Segment& s) { return s.begin < use.end; });
-  std::size_t lo = static_cast<std::size_t>(first - segs.begin());
-  std::size_t hi = static_cast<std::size_t>(last - segs.begin());
+  // ones overlapping [begin, end). The end of that run is found by walking it, since
+  // every segment in it is visited below anyway; a second binary search costs more.
+  std::size_t lo = first_ending_after(segs, use.begin);
+  std::size_t hi = lo;
+  while (hi < segs.size() && segs[hi].begin < use.end) ++hi;
 
   // Fast path: the use is exactly one existing segment, as with whole-buffer or fixed
   // tile bindings. Update it in place and only merge when a neighbour now matches.
@@ -199,9 +214,17 @@ DependencyLists infer_dependencies(std::span<const std::span<const AccessRange>>
     for (const AccessRange& use : ops[op]) {
       frontier.record(static_cast<OpIndex>(op), use, lists.deps);
     }
-    auto row_begin = lists.deps.begin() + static_cast<std::ptrdiff_t>(row);
-    std::sort(row_begin, lists.deps.end());
-    lists.deps.erase(std::unique(row_begin, lists.deps.end()), lists.deps.end());
+    const auto row_begin = lists.deps.begin() + static_cast<std::ptrdiff_t>(row);
+    if (lists.deps.end() - row_begin > 1) {
+      // Reader lists are newest first, so a row that is mostly write-after-read edges
+      // arrives descending: the worst input for std::sort's final insertion pass.
+      if (std::is_sorted(row_begin, lists.deps.end(), std::greater<>())) {
+        std::reverse(row_begin, lists.deps.end());
+      } else if (!std::is_sorted(row_begin, lists.deps.end())) {
+        std::sort(row_begin, lists.deps.end());
+      }
+      lists.deps.erase(std::unique(row_begin, lists.deps.end()), lists.deps.end());
+    }
     lists.offsets.push_back(static_cast<std::uint32_t>(lists.deps.size()));
   }
   return lists;

@@ -46,8 +46,8 @@ class IntervalFrontier {
   struct Segment {
     std::size_t begin;
     std::size_t end;
-    OpIndex writer;        // kNoOp: never written
-    std::uint32_t readers; // head in reader_nodes_, kNil: none
+    OpIndex writer;         // kNoOp: never written
+    std::uint32_t readers;  // head in reader_nodes_, kNil: none
   };
   // Open-addressing map from allocation identity to an index into segment_lists_.
   struct Slot {

@@ -10,6 +10,7 @@
 
 #include "accord/builtin_kernels.h"
 #include "daemon/devices/host/host_region.h"
+#include "tests/support/counting_new.h"
 #include "host_test_support.h"
 
 using namespace accord;
@@ -17,50 +18,7 @@ using namespace accord::devices;
 using namespace accord::devices::host;
 using namespace accord::devices::host::testing;
 
-// --- allocation counting ---
-// Replacing the global operator new/delete affects the whole test binary; it only
-// counts while `t_counting` is set on the calling thread. new and delete are replaced
-// in matching pairs (malloc/free) so ASan's new/delete mismatch checks stay quiet.
-namespace {
-thread_local bool t_counting = false;
-thread_local std::size_t t_allocations = 0;
-
-void* counted_malloc(std::size_t size) {
-  if (t_counting) ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-// Counts heap allocations made by `fn` on this thread.
-template <class Fn>
-std::size_t allocations_during(Fn&& fn) {
-  t_allocations = 0;
-  t_counting = true;
-  fn();
-  t_counting = false;
-  return t_allocations;
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_malloc(size); }
-void* operator new[](std::size_t size) { return counted_malloc(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (t_counting) ++t_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  if (t_counting) ++t_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-// g++ 12 cannot see that the replaced operator new allocates with malloc and warns on
-// these frees (a false positive: every new form above calls malloc).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+using accord::testing::allocations_during;
 
 namespace {
 
