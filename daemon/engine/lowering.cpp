@@ -1,7 +1,9 @@
 #include "daemon/engine/lowering.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
+#include <unordered_map>
 
 #include "daemon/engine/engine.h"
 
@@ -55,11 +57,14 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
       return device_lost_error(where(node, b) + ": allocation is poisoned: " +
                                v.allocation->poison_message());
   }
-  std::vector<Access> access(op.bindings.size(), Access::Read);
+  // Accesses by binding; every kind but kernels has at most two bindings, and kernels
+  // take theirs from the contract, so no per-operation heap storage is needed.
+  Access fixed_access[2] = {Access::Write, Access::Read};
+  const KernelContract* contract = op.kind == OpKind::Kernel && op.kernel ? &op.kernel->code().contract() : nullptr;
+  auto access = [&](std::size_t b) { return contract ? contract->bindings[b].access : fixed_access[b]; };
   switch (op.kind) {
     case OpKind::Fill:
       if (op.bindings.size() != 1) return invalid_error(where(node) + ": fill takes one destination");
-      access[0] = Access::Write;
       out.lane = LaneKind::Compute;
       break;
     case OpKind::Copy: {
@@ -71,8 +76,6 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
         return invalid_error(where(node) + ": copy needs equal, nonoverlapping ranges (destination " +
                              std::to_string(dst.length) + " bytes, source " +
                              std::to_string(src.length) + " bytes)");
-      access[0] = Access::Write;
-      access[1] = Access::Read;
       out.lane = op.lane ? *op.lane : copy_lane(dst, src);
       if (out.lane == LaneKind::Npu || out.lane == LaneKind::Host)
         return invalid_error(where(node) + ": copies run on the Upload, Compute or Download lane");
@@ -83,14 +86,18 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
       if (!op.kernel) return invalid_error(where(node) + ": kernel operation without a kernel");
       if (&op.kernel->session() != &session)
         return invalid_error(where(node) + ": kernel belongs to another runtime or session");
-      const KernelContract& contract = op.kernel->code().contract();
-      std::vector<BoundExtent> extents;
-      extents.reserve(op.bindings.size());
-      for (const ViewSpec& v : op.bindings)
-        extents.push_back({v.allocation->id(), v.offset, v.length});
-      if (Status s = check_bindings(contract, extents, op.allow_aliasing); !s.ok())
+      constexpr std::size_t kInline = 16;
+      std::array<BoundExtent, kInline> inline_extents;
+      std::vector<BoundExtent> heap_extents;
+      std::span<BoundExtent> extents(inline_extents.data(), std::min(op.bindings.size(), kInline));
+      if (op.bindings.size() > kInline) {
+        heap_extents.resize(op.bindings.size());
+        extents = heap_extents;
+      }
+      for (std::size_t b = 0; b < op.bindings.size(); ++b)
+        extents[b] = {op.bindings[b].allocation->id(), op.bindings[b].offset, op.bindings[b].length};
+      if (Status s = check_bindings(*contract, extents, op.allow_aliasing); !s.ok())
         return std::move(s).annotate(where(node) + " (kernel '" + op.kernel->code().name() + "')");
-      for (std::size_t b = 0; b < op.bindings.size(); ++b) access[b] = contract.bindings[b].access;
       out.lane = LaneKind::Host;
       break;
     }
@@ -114,7 +121,7 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
     // Shared allocations are tracked whole (engine item 1).
     const bool whole = v.allocation->placement().tracked_whole();
     uses.push_back({v.allocation->id(), whole ? 0 : v.offset,
-                    whole ? v.allocation->bytes() : v.offset + v.length, access[b]});
+                    whole ? v.allocation->bytes() : v.offset + v.length, access(b)});
   }
   out.use_count = op.bindings.size();
   return Status();
@@ -217,28 +224,30 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   // Union summary, used-allocation list and retention.
   g.summary_ = AccessSummary::build(uses);
   g.self_conflicting_ = g.summary_.writes_anything();
-  std::vector<std::pair<std::uint64_t, Allocation*>> by_id;
-  by_id.reserve(uses.size());
+  // Allocation objects by id: graphs touch few distinct allocations, so a hash map
+  // beats sorting one entry per binding.
+  std::unordered_map<std::uint64_t, Allocation*> by_id;
+  by_id.reserve(64);
   for (const OperationSpec& s : spec.ops)
-    for (const ViewSpec& v : s.bindings) by_id.emplace_back(v.allocation->id(), v.allocation.get());
-  std::sort(by_id.begin(), by_id.end());
-  by_id.erase(std::unique(by_id.begin(), by_id.end()), by_id.end());
+    for (const ViewSpec& v : s.bindings) by_id.try_emplace(v.allocation->id(), v.allocation.get());
   for (const SummaryInterval& iv : g.summary_.intervals()) {
     if (g.uses_.empty() || g.uses_.back().allocation->id() != iv.allocation) {
-      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(iv.allocation, static_cast<Allocation*>(nullptr)));
-      g.retained_.push_back(Ref<Allocation>::retain(it->second));
-      g.uses_.push_back({it->second, false, false});
+      Allocation* allocation = by_id.at(iv.allocation);
+      g.retained_.push_back(Ref<Allocation>::retain(allocation));
+      g.uses_.push_back({allocation, false, false});
     }
     g.uses_.back().reads |= iv.read;
     g.uses_.back().writes |= iv.write;
   }
-  // Allocations used only through empty views have no summary interval but are still
+  // Allocations bound only through empty views have no summary interval but are still
   // bound to the graph: retain them too, so a region never points at freed memory.
-  std::size_t listed = 0;  // uses_ is sorted by id like by_id: merge
-  for (const auto& [id, allocation] : by_id) {
-    while (listed < g.uses_.size() && g.uses_[listed].allocation->id() < id) ++listed;
-    if (listed == g.uses_.size() || g.uses_[listed].allocation != allocation)
-      g.retained_.push_back(Ref<Allocation>::retain(allocation));
+  if (by_id.size() != g.uses_.size()) {
+    for (const auto& [id, allocation] : by_id) {
+      const auto it = std::lower_bound(g.uses_.begin(), g.uses_.end(), id,
+                                       [](const AllocationUse& u, std::uint64_t key) { return u.allocation->id() < key; });
+      if (it == g.uses_.end() || it->allocation != allocation)
+        g.retained_.push_back(Ref<Allocation>::retain(allocation));
+    }
   }
   for (OperationSpec& s : spec.ops)
     if (s.kernel) g.kernels_.push_back(std::move(s.kernel));
