@@ -37,6 +37,12 @@ class Scheduler {
   Status wait(Submission& submission);
   Result<bool> wait_for(Submission& submission, std::chrono::nanoseconds timeout);
   void cancel(Submission& submission) noexcept;
+  // Registers `listener` to be told when `submission` becomes terminal. Returns false,
+  // registering nothing, when it already is. The listener must stay alive until told or
+  // removed.
+  bool add_listener(Submission& submission, TerminalListener& listener) noexcept;
+  // Unregisters `listener` if it was not told yet. Returns true if it was removed.
+  bool remove_listener(Submission& submission, TerminalListener& listener) noexcept;
 
   Status acquire_lease(Allocation& allocation, LeaseMode mode, bool block);
   void release_lease(Allocation& allocation, LeaseMode mode) noexcept;

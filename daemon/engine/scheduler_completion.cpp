@@ -1,6 +1,7 @@
 // Region and submission endings: success, failure (poison + quarantine, engine item
 // 10), cancellation, and releasing later submissions that were ordered behind.
 #include <string>
+#include <utility>
 
 #include "daemon/engine/futex.h"
 #include "daemon/engine/scheduler.h"
@@ -58,6 +59,26 @@ void Scheduler::fail_locked(Submission& s, std::uint32_t region, Status status) 
   for (const AllocationUse& use : graph.uses())
     use.allocation->poison("a graph using this allocation failed: " + source);
   quarantine_.push_back(Ref<PreparedGraph>::retain(&graph));
+}
+
+bool Scheduler::add_listener(Submission& s, TerminalListener& listener) noexcept {
+  std::lock_guard lock(mu_);
+  if (s.terminal()) return false;
+  listener.next_listener = s.listeners;
+  s.listeners = &listener;
+  return true;
+}
+
+bool Scheduler::remove_listener(Submission& s, TerminalListener& listener) noexcept {
+  std::lock_guard lock(mu_);
+  for (TerminalListener** link = &s.listeners; *link != nullptr; link = &(*link)->next_listener) {
+    if (*link == &listener) {
+      *link = listener.next_listener;
+      listener.next_listener = nullptr;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Scheduler::can_finish(const Submission& s) const noexcept {
@@ -121,6 +142,11 @@ void Scheduler::finish_locked(Submission& s) noexcept {
   engine_stats_.add_completion();
   s.signal.store(Submission::kTerminal);
   if (s.waiters.load() > 0) futex_wake_all(s.signal);
+  for (TerminalListener* l = std::exchange(s.listeners, nullptr); l != nullptr;) {
+    TerminalListener* next = std::exchange(l->next_listener, nullptr);
+    l->on_terminal(s);
+    l = next;
+  }
   if (lease_waiters_ > 0) host_cv_.notify_all();
   // Destructors reached from here (graph, allocations, kernels, session) never take the
   // scheduler lock, so releasing under it is safe.

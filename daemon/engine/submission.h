@@ -20,6 +20,19 @@ namespace accord::engine {
 class PreparedGraph;
 class Submission;
 
+// Told once when a submission becomes terminal, on the thread that finished it, under
+// the scheduler lock: it must not call back into the scheduler and must not block (the
+// gRPC service starts a stream write here). Owned by the caller; see
+// Scheduler::add_listener.
+class TerminalListener {
+ public:
+  virtual void on_terminal(Submission& submission) noexcept = 0;
+  TerminalListener* next_listener = nullptr;  // scheduler lock
+
+ protected:
+  ~TerminalListener() = default;
+};
+
 inline constexpr std::size_t kMaxProducers = 16;
 
 enum class RegionState : std::uint8_t { Pending, Running, Done };
@@ -78,6 +91,7 @@ class Submission final : public detail::CompletionImpl {
   Clock::time_point accepted, first_start, finished;
   std::array<Submission*, kMaxProducers> producers{};
   std::uint32_t producer_count = 0;
+  TerminalListener* listeners = nullptr;  // told at finish, then cleared
   Submission* prev = nullptr;  // pending list, in submission order
   Submission* next = nullptr;
 
