@@ -43,7 +43,11 @@ void Scheduler::worker_loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     if (RegionRun* run = pick_locked(nullptr)) {
+      // Independent regions of this graph, or other submissions, may be ready too:
+      // hand them to an idle peer rather than leaving them for after this region.
+      const bool wake_peer = idle_workers_ > 0 && (run->submission->graph().parallel() || pending_count_ > 1);
       lock.unlock();
+      if (wake_peer) work_cv_.notify_one();
       execute(*run);
       lock.lock();
       continue;

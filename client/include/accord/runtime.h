@@ -54,6 +54,14 @@ class Runtime {
  public:
   // Starts the engine in this process with the host device. Invalid options -> Invalid.
   static Result<Runtime> embedded(const RuntimeOptions& options = {});
+  // Opens a session with accordd: the gRPC control plane at `socket` and the session
+  // channel beside it (or at $ACCORD_SESSION_SOCKET). The session asks for the limits in
+  // `options` (the daemon grants at most its own); worker_threads and allow_plugins are
+  // the daemon's to decide. DeviceLost when accordd cannot be reached, Unsupported when
+  // this uid is not allowed.
+  static Result<Runtime> connect(const std::string& socket, const RuntimeOptions& options = {});
+  // As above, with the socket from $ACCORD_SOCKET, else /run/accord/accord.sock.
+  static Result<Runtime> connect(const RuntimeOptions& options = {});
 
   // Allocates zero-initialised storage. Invalid for 0 bytes; Unsupported for a
   // placement no device here holds; Busy when the memory budget is exhausted.

@@ -1,0 +1,113 @@
+#include "client/src/daemon/daemon_connection.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "proto/wire/session_channel.h"
+
+namespace accord::detail {
+namespace {
+
+std::string program_label() {
+  char path[256] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "client";
+  const char* base = std::strrchr(path, '/');
+  return base ? base + 1 : path;
+}
+
+}  // namespace
+
+Status from_grpc(const grpc::Status& status, std::string_view call) {
+  if (status.ok()) return Status();
+  const std::string message = std::string(call) + ": " + status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION: return invalid_error(message);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return busy_error(message);
+    case grpc::StatusCode::DATA_LOSS: return device_lost_error(message);
+    case grpc::StatusCode::UNAVAILABLE: return device_lost_error(message + " (is accordd running?)");
+    case grpc::StatusCode::UNIMPLEMENTED:
+    case grpc::StatusCode::PERMISSION_DENIED: return unsupported_error(message);
+    case grpc::StatusCode::CANCELLED: return cancelled_error(message);
+    case grpc::StatusCode::ABORTED: return execution_error(message);
+    default: return internal_error(message);
+  }
+}
+
+Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::string& grpc_socket,
+                                                                 const std::string& session_socket,
+                                                                 const RuntimeOptions& options) {
+  std::unique_ptr<DaemonConnection> c(new DaemonConnection());
+  auto session = wire::connect_unix(session_socket, SOCK_SEQPACKET);
+  if (!session.ok())
+    return device_lost_error("cannot reach accordd's session channel at " + session_socket + ": " +
+                             std::string(session.status().message()));
+  c->session_ = std::move(session).value();
+  wire::HelloPayload hello;
+  wire::set_text(hello.label, program_label());
+  hello.max_submissions = options.max_submissions;
+  hello.graph_slots = options.graph_slots;
+  hello.memory_budget = options.memory_budget.value_or(0);
+  ACCORD_RETURN_IF_ERROR(wire::send_payload(c->session_.get(), wire::MessageType::Hello, 0, hello));
+  auto reply = wire::receive_message(c->session_.get());
+  if (!reply.ok()) return std::move(reply).status();
+  if (!reply.value()) return device_lost_error("accordd closed the session channel at " + session_socket);
+  const wire::ReceivedMessage& message = *reply.value();
+  if (message.type() == wire::MessageType::Error) {
+    auto error = message.as<wire::ErrorPayload>();
+    if (!error.ok()) return std::move(error).status();
+    return Status::error(static_cast<ErrorKind>(error->kind), "accordd refused the session: " + wire::get_text(error->message));
+  }
+  if (message.type() != wire::MessageType::Welcome)
+    return invalid_error("accordd answered Hello with message type " + std::to_string(message.header.type));
+  auto welcome = message.as<wire::WelcomePayload>();
+  if (!welcome.ok()) return std::move(welcome).status();
+  c->session_id_ = welcome->session_id;
+  c->token_ = wire::get_text(welcome->token);
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  c->channel_ = grpc::CreateCustomChannel("unix:" + grpc_socket, grpc::InsecureChannelCredentials(), args);
+  c->stub_ = v1::Accord::NewStub(c->channel_);
+  return c;
+}
+
+void DaemonConnection::prepare(grpc::ClientContext& context) const {
+  context.AddMetadata(std::string(wire::kSessionMetadataKey), token_);
+}
+
+Result<std::byte*> DaemonConnection::map_buffer(std::uint64_t handle, std::size_t& map_bytes) {
+  std::lock_guard lock(session_mu_);
+  const std::uint32_t id = next_request_++;
+  wire::MapBufferPayload request;
+  request.buffer = handle;
+  ACCORD_RETURN_IF_ERROR(wire::send_payload(session_.get(), wire::MessageType::MapBuffer, id, request));
+  auto reply = wire::receive_message(session_.get());
+  if (!reply.ok()) return std::move(reply).status();
+  if (!reply.value()) return device_lost_error("accordd closed the session channel");
+  wire::ReceivedMessage& message = *reply.value();
+  if (message.type() == wire::MessageType::Error) {
+    auto error = message.as<wire::ErrorPayload>();
+    if (!error.ok()) return std::move(error).status();
+    return Status::error(static_cast<ErrorKind>(error->kind), wire::get_text(error->message));
+  }
+  auto payload = message.as<wire::BufferFdPayload>();
+  if (!payload.ok()) return std::move(payload).status();
+  if (message.type() != wire::MessageType::BufferFd || payload->buffer != handle || !message.fd)
+    return invalid_error("accordd answered MapBuffer for buffer " + std::to_string(handle) + " without its fd");
+  map_bytes = static_cast<std::size_t>(payload->map_bytes);
+  void* address = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, message.fd.get(), 0);
+  if (address == MAP_FAILED)
+    return busy_error("mapping buffer " + std::to_string(handle) + " failed: " + std::strerror(errno));
+  return static_cast<std::byte*>(address);  // the fd closes here; the mapping stays
+}
+
+}  // namespace accord::detail

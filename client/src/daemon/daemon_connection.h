@@ -1,0 +1,53 @@
+// One client's link to accordd: the session channel (which defines the session's life
+// and carries buffer fds) and the gRPC channel (every call carries the session token).
+// Thread-safe: gRPC stubs are, and the session channel is used under a mutex.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "accord/runtime.h"
+#include "accord/status.h"
+#include "accord/v1/accord.grpc.pb.h"
+#include "daemon/devices/common/unique_fd.h"
+
+namespace accord::detail {
+
+// accordd's answer as an accord::Status: the kind from the gRPC code (the inverse of
+// the daemon's table), the message as the daemon wrote it.
+Status from_grpc(const grpc::Status& status, std::string_view call);
+
+class DaemonConnection {
+ public:
+  // Opens the session channel at `session_socket` (Hello -> Welcome, asking for the
+  // limits in `options`) and a gRPC channel to `grpc_socket`. DeviceLost when accordd
+  // cannot be reached, with the path in the message.
+  static Result<std::unique_ptr<DaemonConnection>> open(const std::string& grpc_socket,
+                                                        const std::string& session_socket,
+                                                        const RuntimeOptions& options);
+
+  v1::Accord::Stub& stub() noexcept { return *stub_; }
+  // A context for one call: session metadata and, when given, a deadline.
+  void prepare(grpc::ClientContext& context) const;
+  std::uint64_t session_id() const noexcept { return session_id_; }
+
+  // Asks for the buffer's memfd on the session channel and maps it into this process.
+  // Returns the mapping's address; the caller unmaps `map_bytes` when done.
+  Result<std::byte*> map_buffer(std::uint64_t handle, std::size_t& map_bytes);
+
+ private:
+  DaemonConnection() = default;
+  devices::UniqueFd session_;
+  std::mutex session_mu_;
+  std::uint32_t next_request_ = 1;
+  std::uint64_t session_id_ = 0;
+  std::string token_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Accord::Stub> stub_;
+};
+
+}  // namespace accord::detail

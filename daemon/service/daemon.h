@@ -1,0 +1,69 @@
+// accordd as an object: the engine, the gRPC control plane on its own Unix socket, and
+// the session channel. main.cpp parses flags and the config file into a DaemonConfig,
+// starts a Daemon and stops it on SIGTERM; tests start one in process the same way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accord/status.h"
+#include "daemon/engine/session.h"
+
+namespace accord::service {
+
+enum class KernelPolicy : std::uint8_t {
+  ClientModules,  // clients may load built-ins and plugin kernels from allowed paths
+  Catalog,        // only built-ins and the admin's plugin_paths (mixed-trust boxes)
+};
+
+struct DaemonConfig {
+  std::string grpc_socket = "/run/accord/accord.sock";
+  std::string session_socket = "/run/accord/session.sock";
+  unsigned socket_mode = 0660;  // both sockets; the directory should be 0750
+  // Who may connect (checked on both sockets with SO_PEERCRED). The daemon's own uid
+  // and root are always allowed; empty lists allow nobody else.
+  std::vector<std::uint32_t> allowed_uids;
+  std::vector<std::uint32_t> allowed_gids;
+  bool allow_all_users = false;  // any uid may connect (a single-user box)
+
+  std::size_t worker_threads = 2;
+  engine::SessionLimits session_limits;
+  std::size_t max_objects_per_session = 4096;  // live handles; more is Busy
+  std::size_t max_sessions = 256;
+  std::size_t max_message_bytes = 4 << 20;     // largest gRPC request accepted
+
+  KernelPolicy kernel_policy = KernelPolicy::ClientModules;
+  std::vector<std::string> plugin_paths;  // allowlist of plugin .so paths; empty: any (ClientModules)
+
+  // Invalid with a message naming the bad field.
+  Status validate() const;
+};
+
+class Daemon {
+ public:
+  // Opens the engine and both sockets and starts serving. Unsupported/Invalid with the
+  // reason when a socket cannot be created or the config is bad. Thread-safe.
+  static Result<std::unique_ptr<Daemon>> start(const DaemonConfig& config);
+  // Stops in reverse order of construction: stop accepting, refuse new sessions, let
+  // in-flight work drain, close sessions, stop the engine. Idempotent.
+  ~Daemon();
+
+  // Asks serve-until-stopped to return. Safe to call from any thread (not from a
+  // signal handler: main.cpp waits for signals with sigwait on its own thread).
+  void request_stop() noexcept;
+  // Blocks until request_stop() was called.
+  void wait_until_stopped();
+
+  std::size_t session_count() const;
+
+  class Impl;
+
+ private:
+  explicit Daemon(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace accord::service

@@ -1,0 +1,181 @@
+#include "daemon/service/service_session.h"
+
+namespace accord::service {
+
+ServiceSession::ServiceSession(engine::Ref<engine::Session> session, wire::PeerCredentials peer,
+                               std::string label, std::string token, std::size_t max_objects)
+    : session_(std::move(session)),
+      peer_(peer),
+      label_(std::move(label)),
+      token_(std::move(token)),
+      max_objects_(max_objects) {}
+
+ServiceSession::~ServiceSession() { close(); }
+
+Result<std::uint64_t> ServiceSession::admit_locked() {
+  if (closed_) return invalid_error("session " + std::to_string(id()) + " is closed");
+  const std::size_t held = buffers_.size() + kernels_.size() + graphs_.size() + completions_.size();
+  if (held >= max_objects_)
+    return busy_error("session holds " + std::to_string(held) + " objects, the limit (max_objects)");
+  return next_handle_++;
+}
+
+Result<std::uint64_t> ServiceSession::add_buffer(engine::Ref<engine::Allocation> allocation) {
+  std::lock_guard lock(mu_);
+  ACCORD_ASSIGN_OR_RETURN(const std::uint64_t handle, admit_locked());
+  buffers_.emplace(handle, std::move(allocation));
+  return handle;
+}
+
+Result<std::uint64_t> ServiceSession::add_kernel(engine::Ref<engine::Kernel> kernel) {
+  std::lock_guard lock(mu_);
+  ACCORD_ASSIGN_OR_RETURN(const std::uint64_t handle, admit_locked());
+  kernels_.emplace(handle, std::move(kernel));
+  return handle;
+}
+
+Result<std::uint64_t> ServiceSession::add_graph(engine::Ref<engine::PreparedGraph> graph) {
+  std::lock_guard lock(mu_);
+  ACCORD_ASSIGN_OR_RETURN(const std::uint64_t handle, admit_locked());
+  graphs_.emplace(handle, std::move(graph));
+  return handle;
+}
+
+Result<std::uint64_t> ServiceSession::add_completion(engine::Submission* submission) {
+  std::lock_guard lock(mu_);
+  auto handle = admit_locked();
+  if (!handle.ok()) {
+    submission->release_observer();
+    return std::move(handle).status();
+  }
+  completions_.emplace(handle.value(), submission);
+  return handle.value();
+}
+
+engine::Ref<engine::Allocation> ServiceSession::buffer(std::uint64_t handle) const {
+  std::lock_guard lock(mu_);
+  auto it = buffers_.find(handle);
+  return it == buffers_.end() ? nullptr : it->second;
+}
+
+engine::Ref<engine::Kernel> ServiceSession::kernel(std::uint64_t handle) const {
+  std::lock_guard lock(mu_);
+  auto it = kernels_.find(handle);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+engine::Ref<engine::PreparedGraph> ServiceSession::graph(std::uint64_t handle) const {
+  std::lock_guard lock(mu_);
+  auto it = graphs_.find(handle);
+  return it == graphs_.end() ? nullptr : it->second;
+}
+
+engine::Submission* ServiceSession::retain_completion(std::uint64_t handle) const {
+  std::lock_guard lock(mu_);
+  auto it = completions_.find(handle);
+  if (it == completions_.end()) return nullptr;
+  it->second->retain_observer();
+  return it->second;
+}
+
+bool ServiceSession::remove_buffer(std::uint64_t handle) {
+  engine::Ref<engine::Allocation> dropped;  // released outside the lock
+  std::lock_guard lock(mu_);
+  auto it = buffers_.find(handle);
+  if (it == buffers_.end()) return false;
+  dropped = std::move(it->second);
+  buffers_.erase(it);
+  return true;
+}
+
+bool ServiceSession::remove_kernel(std::uint64_t handle) {
+  std::lock_guard lock(mu_);
+  return kernels_.erase(handle) == 1;
+}
+
+bool ServiceSession::remove_graph(std::uint64_t handle) {
+  std::lock_guard lock(mu_);
+  return graphs_.erase(handle) == 1;
+}
+
+bool ServiceSession::remove_completion(std::uint64_t handle) {
+  engine::Submission* observer = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto it = completions_.find(handle);
+    if (it == completions_.end()) return false;
+    observer = it->second;
+    completions_.erase(it);
+  }
+  observer->release_observer();
+  return true;
+}
+
+Status ServiceSession::acquire_lease(std::uint64_t handle, engine::Allocation& allocation, bool write,
+                                     bool block) {
+  ACCORD_RETURN_IF_ERROR(session_->acquire_lease(allocation, write ? engine::LeaseMode::Write : engine::LeaseMode::Read,
+                                                 block));
+  std::lock_guard lock(mu_);
+  LeaseCount& count = leases_[handle];
+  if (write) count.write = true;
+  else ++count.reads;
+  return Status();
+}
+
+Status ServiceSession::release_lease(std::uint64_t handle, bool write) {
+  engine::Ref<engine::Allocation> allocation;
+  {
+    std::lock_guard lock(mu_);
+    auto it = leases_.find(handle);
+    if (it == leases_.end() || (write ? !it->second.write : it->second.reads == 0))
+      return invalid_error(std::string("session holds no ") + (write ? "write" : "read") +
+                           " lease on buffer handle " + std::to_string(handle));
+    if (write) it->second.write = false;
+    else --it->second.reads;
+    if (!it->second.write && it->second.reads == 0) leases_.erase(it);
+    auto b = buffers_.find(handle);
+    if (b != buffers_.end()) allocation = b->second;
+  }
+  if (allocation)
+    session_->release_lease(*allocation, write ? engine::LeaseMode::Write : engine::LeaseMode::Read);
+  return Status();
+}
+
+ServiceSession::Counts ServiceSession::counts() const {
+  std::lock_guard lock(mu_);
+  return {buffers_.size(), kernels_.size(), graphs_.size(), completions_.size()};
+}
+
+bool ServiceSession::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+void ServiceSession::close() noexcept {
+  std::unordered_map<std::uint64_t, engine::Ref<engine::Allocation>> buffers;
+  std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels;
+  std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs;
+  std::unordered_map<std::uint64_t, engine::Submission*> completions;
+  std::unordered_map<std::uint64_t, LeaseCount> leases;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    buffers.swap(buffers_);
+    kernels.swap(kernels_);
+    graphs.swap(graphs_);
+    completions.swap(completions_);
+    leases.swap(leases_);
+  }
+  // Leases first, so nothing the client held can block the session's remaining work.
+  for (const auto& [handle, count] : leases) {
+    auto it = buffers.find(handle);
+    if (it == buffers.end()) continue;
+    if (count.write) session_->release_lease(*it->second, engine::LeaseMode::Write);
+    for (std::uint32_t i = 0; i < count.reads; ++i) session_->release_lease(*it->second, engine::LeaseMode::Read);
+  }
+  for (auto& [handle, observer] : completions) observer->release_observer();
+  // The maps' destructors drop the handles; pending submissions retain what they touch.
+}
+
+}  // namespace accord::service

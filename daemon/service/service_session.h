@@ -1,0 +1,96 @@
+// One client's session as the service sees it: the engine session, the client's
+// credentials, and the session-scoped handle tables that map the integers a client
+// sends to engine objects. Every lookup goes through here, so a handle of another
+// session, or of another kind, is simply not found.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "accord/status.h"
+#include "daemon/engine/engine.h"
+#include "proto/wire/session_channel.h"
+
+namespace accord::service {
+
+class ServiceSession {
+ public:
+  ServiceSession(engine::Ref<engine::Session> session, wire::PeerCredentials peer, std::string label,
+                 std::string token, std::size_t max_objects);
+  ~ServiceSession();
+
+  engine::Session& engine_session() const noexcept { return *session_; }
+  const wire::PeerCredentials& peer() const noexcept { return peer_; }
+  const std::string& label() const noexcept { return label_; }
+  const std::string& token() const noexcept { return token_; }
+  std::uint64_t id() const noexcept { return session_->id(); }
+  std::size_t max_objects() const noexcept { return max_objects_; }
+  std::chrono::steady_clock::time_point created() const noexcept { return created_; }
+
+  // Adds an object and returns its new handle. Busy when the session holds
+  // max_objects handles. Invalid once the session is closed.
+  Result<std::uint64_t> add_buffer(engine::Ref<engine::Allocation> allocation);
+  Result<std::uint64_t> add_kernel(engine::Ref<engine::Kernel> kernel);
+  Result<std::uint64_t> add_graph(engine::Ref<engine::PreparedGraph> graph);
+  // Adopts the observer reference a submit returned.
+  Result<std::uint64_t> add_completion(engine::Submission* submission);
+
+  // Lookups return null for a handle this session does not hold (of that kind); the
+  // service answers NOT_FOUND, so another session's handles are indistinguishable from
+  // unknown ones.
+  engine::Ref<engine::Allocation> buffer(std::uint64_t handle) const;
+  engine::Ref<engine::Kernel> kernel(std::uint64_t handle) const;
+  engine::Ref<engine::PreparedGraph> graph(std::uint64_t handle) const;
+  // Adds an observer reference for the caller (release with release_observer()).
+  engine::Submission* retain_completion(std::uint64_t handle) const;
+
+  bool remove_buffer(std::uint64_t handle);
+  bool remove_kernel(std::uint64_t handle);
+  bool remove_graph(std::uint64_t handle);
+  bool remove_completion(std::uint64_t handle);
+
+  // Leases held through the control plane, recorded so a dying client never leaves one
+  // behind. The caller looked the buffer up already.
+  Status acquire_lease(std::uint64_t handle, engine::Allocation& allocation, bool write, bool block);
+  // Invalid when the session holds no such lease.
+  Status release_lease(std::uint64_t handle, bool write);
+
+  struct Counts {
+    std::size_t buffers = 0, kernels = 0, graphs = 0, completions = 0;
+  };
+  Counts counts() const;
+
+  // The session ended (channel closed or daemon stopping): releases leases, observers
+  // and every handle. In-flight work keeps what it touches until it finishes.
+  void close() noexcept;
+  bool closed() const;
+
+ private:
+  Result<std::uint64_t> admit_locked();
+
+  engine::Ref<engine::Session> session_;
+  wire::PeerCredentials peer_;
+  std::string label_;
+  std::string token_;
+  std::size_t max_objects_;
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+
+  mutable std::mutex mu_;
+  bool closed_ = false;
+  std::uint64_t next_handle_ = 1;  // one counter for every kind: handles never collide
+  std::unordered_map<std::uint64_t, engine::Ref<engine::Allocation>> buffers_;
+  std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels_;
+  std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs_;
+  std::unordered_map<std::uint64_t, engine::Submission*> completions_;  // one observer each
+  struct LeaseCount {
+    std::uint32_t reads = 0;
+    bool write = false;
+  };
+  std::unordered_map<std::uint64_t, LeaseCount> leases_;  // by buffer handle
+};
+
+}  // namespace accord::service

@@ -1,0 +1,226 @@
+#include "daemon/service/session_channel_server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+namespace accord::service {
+namespace {
+
+// 128 random bits as hex: the bearer token gRPC calls present.
+std::string new_token() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  std::string token(wire::kTokenChars, '0');
+  static const char* kHex = "0123456789abcdef";
+  for (std::size_t i = 0; i < sizeof(bytes); ++i) {
+    token[2 * i] = kHex[bytes[i] >> 4];
+    token[2 * i + 1] = kHex[bytes[i] & 15];
+  }
+  return token;
+}
+
+void send_error(int fd, std::uint32_t request_id, const Status& status) {
+  wire::ErrorPayload error;
+  error.kind = static_cast<std::uint32_t>(status.kind());
+  wire::set_text(error.message, status.message());
+  (void)wire::send_payload(fd, wire::MessageType::Error, request_id, error);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SessionChannelServer>> SessionChannelServer::start(const SessionChannelOptions& options,
+                                                                          engine::Engine& engine,
+                                                                          SessionRegistry& sessions,
+                                                                          const AccessPolicy& policy) {
+  auto listener = wire::listen_unix(options.path, SOCK_SEQPACKET, options.mode);
+  if (!listener.ok()) return std::move(listener).status().annotate("session channel " + options.path);
+  devices::UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake) return internal_error("eventfd for the session channel failed");
+  return std::unique_ptr<SessionChannelServer>(new SessionChannelServer(
+      options, engine, sessions, policy, std::move(listener).value(), std::move(wake)));
+}
+
+SessionChannelServer::SessionChannelServer(SessionChannelOptions options, engine::Engine& engine,
+                                           SessionRegistry& sessions, const AccessPolicy& policy,
+                                           devices::UniqueFd listener, devices::UniqueFd wake)
+    : options_(std::move(options)),
+      engine_(engine),
+      sessions_(sessions),
+      policy_(policy),
+      listener_(std::move(listener)),
+      wake_(std::move(wake)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+SessionChannelServer::~SessionChannelServer() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SessionChannelServer::stop() noexcept {
+  if (stopping_.exchange(true)) return;
+  const std::uint64_t one = 1;
+  (void)!write(wake_.get(), &one, sizeof(one));
+}
+
+void SessionChannelServer::run() {
+  std::vector<pollfd> fds;
+  while (!stopping_.load()) {
+    fds.clear();
+    fds.push_back({wake_.get(), POLLIN, 0});
+    fds.push_back({listener_.get(), POLLIN, 0});
+    for (const auto& [fd, connection] : connections_) fds.push_back({fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("session channel poll failed: {}", std::strerror(errno));
+      break;
+    }
+    if (fds[0].revents) break;
+    if (fds[1].revents & POLLIN) accept_one();
+    for (std::size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      if (!serve(fds[i].fd)) drop(fds[i].fd);
+    }
+  }
+  // Stopping: every session ends with its connection.
+  while (!connections_.empty()) drop(connections_.begin()->first);
+}
+
+void SessionChannelServer::accept_one() {
+  auto accepted = wire::accept_unix(listener_.get(), /*nonblocking=*/false);
+  if (!accepted.ok() || !accepted.value()) return;
+  devices::UniqueFd socket = std::move(*accepted.value());
+  auto peer = wire::peer_credentials(socket.get());
+  if (!peer.ok()) return;
+  if (!policy_.allowed(peer.value())) {
+    spdlog::warn("session channel: refused pid {} uid {}", peer->pid, peer->uid);
+    send_error(socket.get(), 0, unsupported_error(policy_.refusal(peer.value())));
+    return;  // closing the socket ends the conversation
+  }
+  const int fd = socket.get();
+  connections_[fd] = Connection{std::move(socket), peer.value(), nullptr};
+}
+
+bool SessionChannelServer::serve(int fd) {
+  auto received = wire::receive_message(fd);
+  if (!received.ok()) {
+    spdlog::warn("session channel: dropping a client that sent a bad message: {}", received.status().message());
+    send_error(fd, 0, received.status());
+    return false;
+  }
+  if (!received.value()) return false;  // EOF: the client exited or crashed
+  const wire::ReceivedMessage& message = *received.value();
+  switch (message.type()) {
+    case wire::MessageType::Hello: return handle_hello(fd, message);
+    case wire::MessageType::MapBuffer: return handle_map(fd, message);
+    case wire::MessageType::Goodbye: return false;
+    default:
+      send_error(fd, message.header.request_id,
+                 invalid_error("unexpected session message type " + std::to_string(message.header.type)));
+      return false;
+  }
+}
+
+bool SessionChannelServer::handle_hello(int fd, const wire::ReceivedMessage& message) {
+  Connection& connection = connections_.at(fd);
+  if (connection.session) {
+    send_error(fd, message.header.request_id, invalid_error("Hello sent twice on one session channel"));
+    return false;
+  }
+  auto hello = message.as<wire::HelloPayload>();
+  if (!hello.ok()) {
+    send_error(fd, message.header.request_id, hello.status());
+    return false;
+  }
+  // The label travels in protobuf strings, which must be UTF-8: keep printable ASCII only.
+  std::string label = wire::get_text(hello->label);
+  for (char& ch : label)
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
+  // A client may ask for tighter limits than the daemon's, never looser.
+  engine::SessionLimits limits = options_.limits;
+  if (hello->max_submissions != 0 && hello->max_submissions < limits.max_submissions)
+    limits.max_submissions = static_cast<std::size_t>(hello->max_submissions);
+  if (hello->graph_slots != 0 && hello->graph_slots < limits.graph_slots)
+    limits.graph_slots = static_cast<std::size_t>(hello->graph_slots);
+  if (hello->memory_budget != 0 && (!limits.memory_budget || hello->memory_budget < *limits.memory_budget))
+    limits.memory_budget = hello->memory_budget;
+  auto engine_session = engine_.open_session(limits, label);
+  if (!engine_session.ok()) {
+    send_error(fd, message.header.request_id, engine_session.status());
+    return false;
+  }
+  auto session = std::make_shared<ServiceSession>(std::move(engine_session).value(), connection.peer, label,
+                                                  new_token(), options_.max_objects);
+  if (Status added = sessions_.add(session); !added.ok()) {
+    send_error(fd, message.header.request_id, added);
+    return false;
+  }
+  wire::WelcomePayload welcome;
+  welcome.session_id = session->id();
+  wire::set_text(welcome.token, session->token());
+  welcome.max_submissions = limits.max_submissions;
+  welcome.graph_slots = limits.graph_slots;
+  welcome.memory_budget = limits.memory_budget.value_or(0);
+  if (!wire::send_payload(fd, wire::MessageType::Welcome, message.header.request_id, welcome).ok()) {
+    sessions_.close(session->id());
+    return false;
+  }
+  connection.session = std::move(session);
+  spdlog::info("session {} opened for pid {} uid {} ('{}')", connection.session->id(), connection.peer.pid,
+               connection.peer.uid, label);
+  return true;
+}
+
+bool SessionChannelServer::handle_map(int fd, const wire::ReceivedMessage& message) {
+  Connection& connection = connections_.at(fd);
+  const std::uint32_t id = message.header.request_id;
+  if (!connection.session) {
+    send_error(fd, id, invalid_error("MapBuffer before Hello"));
+    return false;
+  }
+  auto request = message.as<wire::MapBufferPayload>();
+  if (!request.ok()) {
+    send_error(fd, id, request.status());
+    return true;
+  }
+  engine::Ref<engine::Allocation> allocation = connection.session->buffer(request->buffer);
+  if (!allocation) {
+    send_error(fd, id, invalid_error("unknown buffer handle " + std::to_string(request->buffer)));
+    return true;
+  }
+  const int memfd = allocation->memory().export_fd();
+  if (memfd < 0 || allocation->host_address() == nullptr) {
+    send_error(fd, id, unsupported_error("buffer handle " + std::to_string(request->buffer) + " (" +
+                                         allocation->placement().to_string() + ") is not host mapped"));
+    return true;
+  }
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  wire::BufferFdPayload reply;
+  reply.buffer = request->buffer;
+  reply.bytes = allocation->bytes();
+  reply.map_bytes = (allocation->bytes() + page - 1) / page * page;
+  return wire::send_payload(fd, wire::MessageType::BufferFd, id, reply, memfd).ok();
+}
+
+void SessionChannelServer::drop(int fd) {
+  auto it = connections_.find(fd);
+  if (it == connections_.end()) return;
+  if (it->second.session) {
+    spdlog::info("session {} closed (pid {})", it->second.session->id(), it->second.peer.pid);
+    sessions_.close(it->second.session->id());
+  }
+  connections_.erase(it);
+}
+
+}  // namespace accord::service

@@ -1,0 +1,67 @@
+// The session channel's server side: accepts SOCK_SEQPACKET connections, checks the
+// peer's uid, opens a session on Hello (answering Welcome with its token), serves
+// MapBuffer with the buffer's sealed memfd, and closes the session when the connection
+// ends, whether the client exited or crashed. One thread with poll().
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "accord/status.h"
+#include "daemon/devices/common/unique_fd.h"
+#include "daemon/engine/engine.h"
+#include "daemon/service/access_policy.h"
+#include "daemon/service/session_registry.h"
+
+namespace accord::service {
+
+struct SessionChannelOptions {
+  std::string path;
+  unsigned mode = 0660;
+  engine::SessionLimits limits;
+  std::size_t max_objects = 4096;
+};
+
+class SessionChannelServer {
+ public:
+  // Listens on `options.path`; Invalid/Unsupported when the socket cannot be created.
+  static Result<std::unique_ptr<SessionChannelServer>> start(const SessionChannelOptions& options,
+                                                             engine::Engine& engine, SessionRegistry& sessions,
+                                                             const AccessPolicy& policy);
+  // Stops accepting, closes every connection (and so every session), joins the thread.
+  ~SessionChannelServer();
+  void stop() noexcept;
+
+ private:
+  SessionChannelServer(SessionChannelOptions options, engine::Engine& engine, SessionRegistry& sessions,
+                       const AccessPolicy& policy, devices::UniqueFd listener, devices::UniqueFd wake);
+  void run();
+  void accept_one();
+  // Returns false when the connection should be closed.
+  bool serve(int fd);
+  bool handle_hello(int fd, const wire::ReceivedMessage& message);
+  bool handle_map(int fd, const wire::ReceivedMessage& message);
+  void drop(int fd);
+
+  struct Connection {
+    devices::UniqueFd socket;
+    wire::PeerCredentials peer;
+    std::shared_ptr<ServiceSession> session;  // empty until Hello
+  };
+
+  SessionChannelOptions options_;
+  engine::Engine& engine_;
+  SessionRegistry& sessions_;
+  const AccessPolicy& policy_;
+  devices::UniqueFd listener_;
+  devices::UniqueFd wake_;  // eventfd that stop() signals
+  std::unordered_map<int, Connection> connections_;  // owned by the thread
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace accord::service

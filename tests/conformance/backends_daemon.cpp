@@ -1,0 +1,72 @@
+// The daemon transport for the conformance suite: one accordd (accord::service::Daemon)
+// started in this test process on sockets in a fresh temporary directory, and every
+// runtime a client session over the real gRPC socket and session channel
+// (accord::Runtime::connect). The same test files as the embedded suite.
+#include <stdlib.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/service/daemon.h"
+#include "tests/conformance/conformance_runtime.h"
+
+namespace {
+
+struct DaemonUnderTest {
+  std::string dir;
+  std::unique_ptr<accord::service::Daemon> daemon;
+  accord::Status status;
+};
+
+DaemonUnderTest& daemon_under_test() {
+  static DaemonUnderTest instance = [] {
+    DaemonUnderTest d;
+    char pattern[] = "/tmp/accord-conformance-XXXXXX";
+    if (mkdtemp(pattern) == nullptr) {
+      d.status = accord::unsupported_error("cannot create a temporary directory for accordd's sockets");
+      return d;
+    }
+    d.dir = pattern;
+    spdlog::set_level(spdlog::level::warn);  // one session per test case: keep the log quiet
+    accord::service::DaemonConfig config;
+    config.grpc_socket = d.dir + "/accord.sock";
+    config.session_socket = d.dir + "/session.sock";
+    config.socket_mode = 0600;
+    // Generous ceilings: each test's session asks for the limits it wants.
+    config.session_limits.max_submissions = 4096;
+    config.session_limits.graph_slots = 256;
+    config.max_objects_per_session = 1 << 20;
+    config.worker_threads = 2;
+    auto started = accord::service::Daemon::start(config);
+    if (!started.ok()) {
+      d.status = accord::unsupported_error("accordd did not start: " + started.status().to_string());
+      return d;
+    }
+    d.daemon = std::move(started).value();
+    return d;
+  }();
+  return instance;
+}
+
+}  // namespace
+
+accord::Result<accord::Runtime> make_conformance_runtime(const accord::RuntimeOptions& options) {
+  // Option validation is the client's job on both transports: check before starting.
+  if (accord::Status s = options.validate(); !s.ok()) return s;
+  DaemonUnderTest& d = daemon_under_test();
+  if (!d.status.ok()) return d.status;
+  return accord::Runtime::connect(d.dir + "/accord.sock", options);
+}
+
+const char* conformance_transport_name() { return "daemon"; }
+
+std::span<const ConformanceGap> conformance_known_gaps() {
+  static const ConformanceGap kGaps[] = {
+      {"poll never runs work", "the daemon runs work on its own workers; RuntimeOptions::worker_threads = 0 (work "
+                               "only inside wait) exists only in the embedded transport"},
+  };
+  return kGaps;
+}
