@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsystemd-dev
-  python3 python3-grpcio
+  python3 python3-grpcio python3-protobuf
 )
 
 missing=()

@@ -3,7 +3,10 @@
 // prepare it once, submit it several times, read the result under a ReadGuard, and
 // print statistics and a trace you can open in Perfetto (ui.perfetto.dev).
 //
-//   accord_pipeline_example [--trace FILE.json] [--runs N]
+//   accord_pipeline_example [--connect SOCKET] [--trace FILE.json] [--runs N]
+//
+// Without --connect the engine runs in this process (Runtime::embedded); with it, the
+// same code runs as a client of accordd listening on SOCKET (Runtime::connect).
 #include <accord/accord.h>
 
 #include <cmath>
@@ -30,20 +33,25 @@ int fail(const char* what, const accord::Status& status) {
 
 int main(int argc, char** argv) {
   std::string trace_path = "accord-trace.json";
+  std::string socket;
   int runs = 5;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--connect") && i + 1 < argc) socket = argv[++i];
     else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--trace FILE.json] [--runs N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--connect SOCKET] [--trace FILE.json] [--runs N]\n", argv[0]);
       return 2;
     }
   }
   constexpr std::uint32_t kCount = 1024;
   constexpr std::size_t kBytes = kCount * sizeof(float);
 
-  // One runtime: the engine and the host device in this process.
-  CHECK_OK(runtime, accord::Runtime::embedded(), "starting the runtime");
+  // One runtime: the engine in this process, or a session with accordd. Everything
+  // below is the same code either way.
+  CHECK_OK(runtime, socket.empty() ? accord::Runtime::embedded() : accord::Runtime::connect(socket),
+           socket.empty() ? "starting the embedded runtime" : "connecting to accordd");
+  std::printf("runtime: %s\n", socket.empty() ? "embedded (engine in this process)" : ("accordd at " + socket).c_str());
 
   // Buffers are tracked allocations with an explicit placement.
   CHECK_OK(x, runtime.allocate(kBytes), "allocating x");

@@ -52,3 +52,13 @@ const KernelContract& Kernel::contract() const noexcept {
 }
 
 }  // namespace accord
+
+#ifndef ACCORD_HAVE_DAEMON_TRANSPORT
+namespace accord {
+// Built with ACCORD_BUILD_DAEMON=OFF: the API stays complete and says why it cannot connect.
+Result<Runtime> Runtime::connect(const RuntimeOptions&) {
+  return unsupported_error("libaccord was built without the daemon transport (ACCORD_BUILD_DAEMON=OFF)");
+}
+Result<Runtime> Runtime::connect(const std::string&, const RuntimeOptions& options) { return connect(options); }
+}  // namespace accord
+#endif
