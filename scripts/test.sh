@@ -35,7 +35,7 @@ for c in $configs; do
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_config asan Asan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF ;;
     tsan)
-      TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+      TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp} \
         run_config tsan Tsan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF \
           "-DACCORD_TEST_SUITES=unit/engine;plugins;conformance" ;;
     *) echo "unknown configuration '$c' (debug, asan, tsan)"; exit 2 ;;
