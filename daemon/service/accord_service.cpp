@@ -398,13 +398,15 @@ grpc::ServerUnaryReactor* AccordService::AcquireLease(Ctx* ctx, const v1::Acquir
     reactor->Finish(status);
     return reactor;
   }
-  auto acquire = [session = caller.session, allocation, handle = request->buffer(), write = request->write(),
-                  wait = request->wait(), reactor] {
-    reactor->Finish(to_grpc(session->acquire_lease(handle, *allocation, write, wait)));
-  };
-  // A lease that may wait for device work runs off gRPC's threads.
-  if (request->wait()) blocking_.post(std::move(acquire));
-  else acquire();
+  // Try without waiting first; only a lease that must wait for device work moves to the
+  // blocking pool, off gRPC's threads (a conflicting lease is Busy at once either way).
+  Status first = caller.session->acquire_lease(request->buffer(), *allocation, request->write(), false);
+  if (first.ok() || !request->wait() || first.kind() != ErrorKind::Busy) {
+    reactor->Finish(to_grpc(first));
+    return reactor;
+  }
+  blocking_.post([session = caller.session, allocation, handle = request->buffer(), write = request->write(),
+                  reactor] { reactor->Finish(to_grpc(session->acquire_lease(handle, *allocation, write, true))); });
   return reactor;
 }
 
