@@ -12,8 +12,9 @@ Engine::Engine(devices::DeviceRegistry devices, std::size_t workers)
       scheduler_(std::make_unique<Scheduler>(devices_, stats_, workers)) {}
 
 Engine::~Engine() {
-  // Drain and join before the devices go away (members are destroyed in reverse order,
-  // but be explicit: the scheduler must never outlive a device it launches on).
+  // Drain and join while scheduler_ still points at the scheduler: finishing regions
+  // reach it through the engine. Then it goes, before the devices it launches on.
+  scheduler_->shutdown();
   scheduler_.reset();
 }
 

@@ -226,15 +226,22 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   g.self_conflicting_ = g.summary_.writes_anything();
   // Allocation objects by id: graphs touch few distinct allocations, so a hash map
   // beats sorting one entry per binding.
-  std::unordered_map<std::uint64_t, Allocation*> by_id;
+  struct FirstUse {
+    Allocation* allocation;
+    std::uint32_t node, binding;
+  };
+  std::unordered_map<std::uint64_t, FirstUse> by_id;
   by_id.reserve(64);
-  for (const OperationSpec& s : spec.ops)
-    for (const ViewSpec& v : s.bindings) by_id.try_emplace(v.allocation->id(), v.allocation.get());
+  for (std::size_t n = 0; n < spec.ops.size(); ++n)
+    for (std::size_t b = 0; b < spec.ops[n].bindings.size(); ++b) {
+      Allocation* a = spec.ops[n].bindings[b].allocation.get();
+      by_id.try_emplace(a->id(), FirstUse{a, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(b)});
+    }
   for (const SummaryInterval& iv : g.summary_.intervals()) {
     if (g.uses_.empty() || g.uses_.back().allocation->id() != iv.allocation) {
-      Allocation* allocation = by_id.at(iv.allocation);
-      g.retained_.push_back(Ref<Allocation>::retain(allocation));
-      g.uses_.push_back({allocation, false, false});
+      const FirstUse& first = by_id.at(iv.allocation);
+      g.retained_.push_back(Ref<Allocation>::retain(first.allocation));
+      g.uses_.push_back({first.allocation, false, false, first.node, first.binding});
     }
     g.uses_.back().reads |= iv.read;
     g.uses_.back().writes |= iv.write;
@@ -242,7 +249,8 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   // Allocations bound only through empty views have no summary interval but are still
   // bound to the graph: retain them too, so a region never points at freed memory.
   if (by_id.size() != g.uses_.size()) {
-    for (const auto& [id, allocation] : by_id) {
+    for (const auto& [id, first] : by_id) {
+      Allocation* allocation = first.allocation;
       const auto it = std::lower_bound(g.uses_.begin(), g.uses_.end(), id,
                                        [](const AllocationUse& u, std::uint64_t key) { return u.allocation->id() < key; });
       if (it == g.uses_.end() || it->allocation != allocation)

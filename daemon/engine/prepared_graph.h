@@ -37,6 +37,9 @@ struct AllocationUse {
   Allocation* allocation = nullptr;  // retained by PreparedGraph::retained_
   bool reads = false;
   bool writes = false;
+  // The first binding that uses it, so errors name something the client recorded.
+  std::uint32_t first_node = 0;
+  std::uint32_t first_binding = 0;
 };
 
 class PreparedGraph final : public RefCounted {

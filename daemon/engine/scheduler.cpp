@@ -27,9 +27,12 @@ Scheduler::Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stat
   for (std::size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
-Scheduler::~Scheduler() {
+Scheduler::~Scheduler() { shutdown(); }
+
+void Scheduler::shutdown() {
   {
     std::unique_lock lock(mu_);
+    if (shutdown_ && workers_.empty()) return;
     shutdown_ = true;
     // Inline mode has no workers: the destroying thread drains what is left.
     if (inline_mode_)
@@ -37,6 +40,7 @@ Scheduler::~Scheduler() {
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
 
 void Scheduler::worker_loop() {

@@ -28,7 +28,10 @@ class Scheduler {
   // Starts `workers` threads; 0 means inline mode, where regions run only on threads
   // that wait (wait() or a blocking lease), which makes tests deterministic.
   Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stats, std::size_t workers);
-  // Drains every pending submission, then joins the workers.
+  // Drains every pending submission, then joins the workers. Idempotent; the owner
+  // calls it while the scheduler is still reachable, since draining runs completion
+  // code that finds the scheduler through the engine.
+  void shutdown();
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

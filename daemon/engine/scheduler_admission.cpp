@@ -6,6 +6,16 @@
 #include "daemon/engine/scheduler.h"
 
 namespace accord::engine {
+namespace {
+
+// "the buffer of graph node 3 binding 1 (allocation 17)": the node and binding are
+// what the client recorded; the allocation id is only for logs.
+std::string use_name(const AllocationUse& use) {
+  return "the buffer of graph node " + std::to_string(use.first_node) + " binding " +
+         std::to_string(use.first_binding) + " (allocation " + std::to_string(use.allocation->id()) + ")";
+}
+
+}  // namespace
 
 bool Scheduler::conflicts(const PreparedGraph& a, const PreparedGraph& b) noexcept {
   if (&a == &b) return a.self_conflicting();
@@ -34,8 +44,7 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
   if (graph.quarantined()) return device_lost_error("graph quarantined after native failure");
   for (const AllocationUse& use : graph.uses())
     if (use.allocation->poisoned())
-      return device_lost_error("allocation " + std::to_string(use.allocation->id()) +
-                               " is poisoned: " + use.allocation->poison_message());
+      return device_lost_error(use_name(use) + " is poisoned: " + use.allocation->poison_message());
   // 2. Producers.
   if (producers.size() > kMaxProducers)
     return invalid_error("submit_after accepts at most " + std::to_string(kMaxProducers) +
@@ -55,8 +64,8 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
   for (const AllocationUse& use : graph.uses()) {
     const Allocation::HostState& h = use.allocation->host_state();
     if (h.write_lease || (use.writes && h.read_leases > 0))
-      return busy_error("allocation " + std::to_string(use.allocation->id()) +
-                        " has a conflicting host mapping");
+      return busy_error(use_name(use) + " has a conflicting host mapping (" +
+                        (h.write_lease ? "a write lease" : "a read lease, and the graph writes it") + ")");
   }
   // 5. A free slot: not occupied and no live observer of its last run.
   Submission* slot = nullptr;

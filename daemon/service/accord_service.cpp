@@ -315,13 +315,18 @@ grpc::Status AccordService::submit(ServiceSession& session, const v1::SubmitRequ
     else ++count;
   }
   if (status.ok()) {
-    auto slot = session.engine_session().submit(*graph, std::span(producers.data(), count));
-    if (!slot.ok()) {
-      status = to_grpc(slot.status());
+    auto reserved = session.reserve_completion();
+    if (!reserved.ok()) {
+      status = to_grpc(reserved.status());
     } else {
-      auto handle = session.add_completion(slot.value());
-      if (!handle.ok()) status = to_grpc(handle.status());
-      else response.set_completion(handle.value());
+      auto slot = session.engine_session().submit(*graph, std::span(producers.data(), count));
+      if (!slot.ok()) {
+        session.cancel_reservation(reserved.value());
+        status = to_grpc(std::move(slot).status().annotate("graph handle " + std::to_string(request.graph())));
+      } else {
+        session.fill_completion(reserved.value(), slot.value());
+        response.set_completion(reserved.value());
+      }
     }
   }
   for (std::size_t i = 0; i < count; ++i) producers[i]->release_observer();
@@ -400,13 +405,16 @@ grpc::ServerUnaryReactor* AccordService::AcquireLease(Ctx* ctx, const v1::Acquir
   }
   // Try without waiting first; only a lease that must wait for device work moves to the
   // blocking pool, off gRPC's threads (a conflicting lease is Busy at once either way).
+  const std::string name = "buffer handle " + std::to_string(request->buffer());
   Status first = caller.session->acquire_lease(request->buffer(), *allocation, request->write(), false);
   if (first.ok() || !request->wait() || first.kind() != ErrorKind::Busy) {
-    reactor->Finish(to_grpc(first));
+    reactor->Finish(to_grpc(std::move(first).annotate(name)));
     return reactor;
   }
   blocking_.post([session = caller.session, allocation, handle = request->buffer(), write = request->write(),
-                  reactor] { reactor->Finish(to_grpc(session->acquire_lease(handle, *allocation, write, true))); });
+                  reactor, name] {
+    reactor->Finish(to_grpc(session->acquire_lease(handle, *allocation, write, true).annotate(name)));
+  });
   return reactor;
 }
 

@@ -34,7 +34,7 @@ Result<KernelContract> from_proto(const v1::KernelContract& contract) {
   }
   const std::string& constants = contract.constants();
   out.constants.resize(constants.size());
-  std::memcpy(out.constants.data(), constants.data(), constants.size());
+  if (!constants.empty()) std::memcpy(out.constants.data(), constants.data(), constants.size());
   ACCORD_RETURN_IF_ERROR(out.validate());
   return out;
 }

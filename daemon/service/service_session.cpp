@@ -41,15 +41,28 @@ Result<std::uint64_t> ServiceSession::add_graph(engine::Ref<engine::PreparedGrap
   return handle;
 }
 
-Result<std::uint64_t> ServiceSession::add_completion(engine::Submission* submission) {
+Result<std::uint64_t> ServiceSession::reserve_completion() {
   std::lock_guard lock(mu_);
-  auto handle = admit_locked();
-  if (!handle.ok()) {
-    submission->release_observer();
-    return std::move(handle).status();
+  ACCORD_ASSIGN_OR_RETURN(const std::uint64_t handle, admit_locked());
+  completions_.emplace(handle, nullptr);  // a reservation: invisible to lookups
+  return handle;
+}
+
+void ServiceSession::fill_completion(std::uint64_t handle, engine::Submission* submission) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = completions_.find(handle);
+    if (it != completions_.end()) {
+      it->second = submission;
+      return;
+    }
   }
-  completions_.emplace(handle.value(), submission);
-  return handle.value();
+  submission->release_observer();  // the session closed meanwhile
+}
+
+void ServiceSession::cancel_reservation(std::uint64_t handle) {
+  std::lock_guard lock(mu_);
+  completions_.erase(handle);
 }
 
 engine::Ref<engine::Allocation> ServiceSession::buffer(std::uint64_t handle) const {
@@ -73,18 +86,29 @@ engine::Ref<engine::PreparedGraph> ServiceSession::graph(std::uint64_t handle) c
 engine::Submission* ServiceSession::retain_completion(std::uint64_t handle) const {
   std::lock_guard lock(mu_);
   auto it = completions_.find(handle);
-  if (it == completions_.end()) return nullptr;
+  if (it == completions_.end() || it->second == nullptr) return nullptr;
   it->second->retain_observer();
   return it->second;
 }
 
 bool ServiceSession::remove_buffer(std::uint64_t handle) {
-  engine::Ref<engine::Allocation> dropped;  // released outside the lock
-  std::lock_guard lock(mu_);
-  auto it = buffers_.find(handle);
-  if (it == buffers_.end()) return false;
-  dropped = std::move(it->second);
-  buffers_.erase(it);
+  engine::Ref<engine::Allocation> dropped;
+  LeaseCount held;
+  {
+    std::lock_guard lock(mu_);
+    auto it = buffers_.find(handle);
+    if (it == buffers_.end()) return false;
+    dropped = std::move(it->second);
+    buffers_.erase(it);
+    if (auto lease = leases_.find(handle); lease != leases_.end()) {
+      held = lease->second;
+      leases_.erase(lease);
+    }
+  }
+  // Freeing a buffer ends the leases held through its handle; otherwise nothing could
+  // ever release them and every graph using the memory would stay refused.
+  if (held.write) session_->release_lease(*dropped, engine::LeaseMode::Write);
+  for (std::uint32_t i = 0; i < held.reads; ++i) session_->release_lease(*dropped, engine::LeaseMode::Read);
   return true;
 }
 
@@ -103,7 +127,7 @@ bool ServiceSession::remove_completion(std::uint64_t handle) {
   {
     std::lock_guard lock(mu_);
     auto it = completions_.find(handle);
-    if (it == completions_.end()) return false;
+    if (it == completions_.end() || it->second == nullptr) return false;
     observer = it->second;
     completions_.erase(it);
   }
@@ -174,7 +198,8 @@ void ServiceSession::close() noexcept {
     if (count.write) session_->release_lease(*it->second, engine::LeaseMode::Write);
     for (std::uint32_t i = 0; i < count.reads; ++i) session_->release_lease(*it->second, engine::LeaseMode::Read);
   }
-  for (auto& [handle, observer] : completions) observer->release_observer();
+  for (auto& [handle, observer] : completions)
+    if (observer != nullptr) observer->release_observer();
   // The maps' destructors drop the handles; pending submissions retain what they touch.
 }
 

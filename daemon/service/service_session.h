@@ -36,8 +36,13 @@ class ServiceSession {
   Result<std::uint64_t> add_buffer(engine::Ref<engine::Allocation> allocation);
   Result<std::uint64_t> add_kernel(engine::Ref<engine::Kernel> kernel);
   Result<std::uint64_t> add_graph(engine::Ref<engine::PreparedGraph> graph);
-  // Adopts the observer reference a submit returned.
-  Result<std::uint64_t> add_completion(engine::Submission* submission);
+  // Reserves a completion handle (it counts toward max_objects) before the engine
+  // accepts a run, so a refused reservation never leaves a run that nobody can see.
+  Result<std::uint64_t> reserve_completion();
+  // Fills a reservation with the observer reference a submit returned.
+  void fill_completion(std::uint64_t handle, engine::Submission* submission);
+  // Gives back a reservation whose submit was refused.
+  void cancel_reservation(std::uint64_t handle);
 
   // Lookups return null for a handle this session does not hold (of that kind); the
   // service answers NOT_FOUND, so another session's handles are indistinguishable from

@@ -30,11 +30,13 @@ std::string new_token() {
   return token;
 }
 
-void send_error(int fd, std::uint32_t request_id, const Status& status) {
+// False when the reply could not be sent (the client is gone, or it does not read its
+// replies and its queue is full): the caller then drops the connection.
+bool send_error(int fd, std::uint32_t request_id, const Status& status) {
   wire::ErrorPayload error;
   error.kind = static_cast<std::uint32_t>(status.kind());
   wire::set_text(error.message, status.message());
-  (void)wire::send_payload(fd, wire::MessageType::Error, request_id, error);
+  return wire::send_payload(fd, wire::MessageType::Error, request_id, error).ok();
 }
 
 }  // namespace
@@ -98,22 +100,24 @@ void SessionChannelServer::run() {
 }
 
 void SessionChannelServer::accept_one() {
-  auto accepted = wire::accept_unix(listener_.get(), /*nonblocking=*/false);
+  // Non-blocking connections: one poll thread serves every client, so a client that
+  // stops reading its replies must never block it; such a client is dropped instead.
+  auto accepted = wire::accept_unix(listener_.get(), /*nonblocking=*/true);
   if (!accepted.ok() || !accepted.value()) return;
   devices::UniqueFd socket = std::move(*accepted.value());
   auto peer = wire::peer_credentials(socket.get());
   if (!peer.ok()) return;
-  if (!policy_.allowed(peer.value())) {
-    spdlog::warn("session channel: refused pid {} uid {}", peer->pid, peer->uid);
-    send_error(socket.get(), 0, unsupported_error(policy_.refusal(peer.value())));
-    return;  // closing the socket ends the conversation
-  }
+  const bool refused = !policy_.allowed(peer.value());
+  if (refused) spdlog::warn("session channel: refused pid {} uid {}", peer->pid, peer->uid);
+  // A refused client is kept until its Hello arrives and is answered with the reason:
+  // closing at once would reset the connection before the client reads the answer.
   const int fd = socket.get();
-  connections_[fd] = Connection{std::move(socket), peer.value(), nullptr};
+  connections_[fd] = Connection{std::move(socket), peer.value(), nullptr, refused};
 }
 
 bool SessionChannelServer::serve(int fd) {
   auto received = wire::receive_message(fd);
+  if (!received.ok() && received.status().kind() == ErrorKind::Busy) return true;  // nothing waiting
   if (!received.ok()) {
     spdlog::warn("session channel: dropping a client that sent a bad message: {}", received.status().message());
     send_error(fd, 0, received.status());
@@ -121,6 +125,10 @@ bool SessionChannelServer::serve(int fd) {
   }
   if (!received.value()) return false;  // EOF: the client exited or crashed
   const wire::ReceivedMessage& message = *received.value();
+  if (const Connection& c = connections_.at(fd); c.refused) {
+    send_error(fd, message.header.request_id, unsupported_error(policy_.refusal(c.peer)));
+    return false;
+  }
   switch (message.type()) {
     case wire::MessageType::Hello: return handle_hello(fd, message);
     case wire::MessageType::MapBuffer: return handle_map(fd, message);
@@ -190,21 +198,13 @@ bool SessionChannelServer::handle_map(int fd, const wire::ReceivedMessage& messa
     return false;
   }
   auto request = message.as<wire::MapBufferPayload>();
-  if (!request.ok()) {
-    send_error(fd, id, request.status());
-    return true;
-  }
+  if (!request.ok()) return send_error(fd, id, request.status());
   engine::Ref<engine::Allocation> allocation = connection.session->buffer(request->buffer);
-  if (!allocation) {
-    send_error(fd, id, invalid_error("unknown buffer handle " + std::to_string(request->buffer)));
-    return true;
-  }
+  if (!allocation) return send_error(fd, id, invalid_error("unknown buffer handle " + std::to_string(request->buffer)));
   const int memfd = allocation->memory().export_fd();
-  if (memfd < 0 || allocation->host_address() == nullptr) {
-    send_error(fd, id, unsupported_error("buffer handle " + std::to_string(request->buffer) + " (" +
-                                         allocation->placement().to_string() + ") is not host mapped"));
-    return true;
-  }
+  if (memfd < 0 || allocation->host_address() == nullptr)
+    return send_error(fd, id, unsupported_error("buffer handle " + std::to_string(request->buffer) + " (" +
+                                                allocation->placement().to_string() + ") is not host mapped"));
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   wire::BufferFdPayload reply;
   reply.buffer = request->buffer;

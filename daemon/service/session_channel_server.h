@@ -51,6 +51,7 @@ class SessionChannelServer {
     devices::UniqueFd socket;
     wire::PeerCredentials peer;
     std::shared_ptr<ServiceSession> session;  // empty until Hello
+    bool refused = false;  // uid not allowed: answer its first message with the reason
   };
 
   SessionChannelOptions options_;

@@ -56,8 +56,10 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   hello.max_submissions = options.max_submissions;
   hello.graph_slots = options.graph_slots;
   hello.memory_budget = options.memory_budget.value_or(0);
-  ACCORD_RETURN_IF_ERROR(wire::send_payload(c->session_.get(), wire::MessageType::Hello, 0, hello));
+  // Even when sending fails, read: a daemon that refused us may have answered already.
+  const Status sent = wire::send_payload(c->session_.get(), wire::MessageType::Hello, 0, hello);
   auto reply = wire::receive_message(c->session_.get());
+  if (!sent.ok() && (!reply.ok() || !reply.value())) return sent;
   if (!reply.ok()) return std::move(reply).status();
   if (!reply.value()) return device_lost_error("accordd closed the session channel at " + session_socket);
   const wire::ReceivedMessage& message = *reply.value();
