@@ -89,8 +89,10 @@ class Daemon::Impl {
     listener_.reset();
     session_server_.reset();
     sessions_.close_all();
-    // 3. Stop gRPC (cancels open streams; waits for handlers).
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    // 3. Stop gRPC: cancels open streams and waits for handlers. The sessions are closed
+    //    already, so nothing useful remains; the short deadline only bounds how long
+    //    gRPC waits for idle client connections to go away (it waits the whole deadline).
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     server_.reset();
     service_.reset();
     // 4. Drain remaining work and stop the workers; the devices close with the engine.

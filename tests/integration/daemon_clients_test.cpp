@@ -158,8 +158,8 @@ TEST_CASE("a client killed mid-flight leaves the daemon and other clients unharm
   require_clean_stop(daemon);
 }
 
-// The engine is stopped after gRPC's shutdown, which waits up to 5 s, so the holder's
-// work is made to outlast that (two runs of about 5 s): regions still running when the
+// The engine is stopped after gRPC's shutdown (bounded at 0.5 s); the holder's
+// work outlasts it by far (two runs of about 5 s): regions still running when the
 // engine drains must finish cleanly and accordd must exit 0.
 TEST_CASE("SIGTERM while a client's work is in flight drains it and exits 0", "[integration]") {
   DaemonProcess daemon;
