@@ -38,6 +38,7 @@
 #include "accord/v1/accord.grpc.pb.h"
 #include "proto/wire/session_channel.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/probe_graph.h"
 
 extern char** environ;
 
@@ -354,31 +355,12 @@ Trial allocate_drop(const Runtime& runtime) {
   return t;
 }
 
-enum class GraphKind { Fill64, AddF32x16 };
 
 // submit -> wait -> drop of a prepared one-region host graph, as submit_latency_bench builds
 // it; the drop is timed too (through accordd it is a ReleaseCompletion call).
 Trial submit_wait(const Runtime& runtime, GraphKind kind) {
-  Graph graph = runtime.graph();
-  Buffer out;
-  float expected = 0;
-  if (kind == GraphKind::Fill64) {
-    out = unwrap(runtime.allocate(64), "allocate");
-    check(graph.fill(out.view(), 0x5A).status(), "fill");
-  } else {
-    constexpr std::uint32_t kCount = 16;
-    Buffer a = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate a");
-    Buffer b = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate b");
-    out = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate out");
-    for (auto [buffer, value] : {std::pair{a, 1.5f}, std::pair{b, 2.0f}}) {
-      WriteGuard guard = unwrap(buffer.map_write(), "map_write");
-      for (float& x : guard.as<float>()) x = value;
-    }
-    expected = 3.5f;
-    Kernel add = unwrap(runtime.load_kernel(builtin::add_f32(kCount)), "load accord.add_f32");
-    check(graph.host(add, {a.view(), b.view(), out.view()}).status(), "host");
-  }
-  ExecutableGraph exe = unwrap(std::move(graph).prepare(), "prepare");
+  const ProbeGraph probe = make_probe_graph(runtime, kind);
+  const ExecutableGraph exe = probe.exe;
 
   Trial t;
   t.phases = {"submit", "wait", "drop"};
@@ -395,9 +377,8 @@ Trial submit_wait(const Runtime& runtime, GraphKind kind) {
     const Clock::time_point t3 = Clock::now();
     return Sample{elapsed_ns(t0, t3), {elapsed_ns(t0, t1), elapsed_ns(t1, t2), elapsed_ns(t2, t3)}};
   };
-  t.verify = [out, kind, expected] {
-    ReadGuard guard = unwrap(out.map_read(), "map_read");
-    return kind == GraphKind::Fill64 ? guard.bytes()[63] == std::byte{0x5A} : guard.as<float>()[15] == expected;
+  t.verify = [probe] {
+    return probe.verify();
   };
   return t;
 }

@@ -11,11 +11,11 @@
 
 #include "accord/accord.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/probe_graph.h"
 
 namespace accord::bench {
 namespace {
 
-enum class GraphKind { Fill64, AddF32x16 };
 enum class WaitMode { Wait, PollSpin };
 
 struct Config {
@@ -54,26 +54,8 @@ Measured run(const Config& config, std::size_t warmup, std::size_t iterations) {
   options.worker_threads = config.workers;
   Runtime runtime = unwrap(Runtime::embedded(options), "Runtime::embedded");
 
-  Graph graph = runtime.graph();
-  Buffer out;
-  float expected = 0;
-  if (config.graph == GraphKind::Fill64) {
-    out = unwrap(runtime.allocate(64), "allocate");
-    check(graph.fill(out.view(), 0x5A).status(), "fill");
-  } else {
-    constexpr std::uint32_t kCount = 16;
-    Buffer a = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate a");
-    Buffer b = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate b");
-    out = unwrap(runtime.allocate(kCount * sizeof(float)), "allocate out");
-    for (auto [buffer, value] : {std::pair{a, 1.5f}, std::pair{b, 2.0f}}) {
-      WriteGuard guard = unwrap(buffer.map_write(), "map_write");
-      for (float& x : guard.as<float>()) x = value;
-    }
-    expected = 3.5f;
-    Kernel add = unwrap(runtime.load_kernel(builtin::add_f32(kCount)), "load accord.add_f32");
-    check(graph.host(add, {a.view(), b.view(), out.view()}).status(), "host");
-  }
-  ExecutableGraph exe = unwrap(std::move(graph).prepare(), "prepare");
+  const ProbeGraph probe = make_probe_graph(runtime, config.graph);
+  const ExecutableGraph& exe = probe.exe;
 
   std::vector<double> latency(iterations), engine_us(iterations), queue_us(iterations);
   auto one = [&](std::size_t i, bool record) {
@@ -101,11 +83,7 @@ Measured run(const Config& config, std::size_t warmup, std::size_t iterations) {
   const long switches = voluntary_switches() - switches_before;
 
   {
-    ReadGuard guard = unwrap(out.map_read(), "map_read");
-    const bool right = config.graph == GraphKind::Fill64
-                           ? guard.bytes()[63] == std::byte{0x5A}
-                           : guard.as<float>()[15] == expected;
-    if (!right) {
+    if (!probe.verify()) {
       std::fprintf(stderr, "%s: the graph did not produce its result\n", config.name.c_str());
       std::exit(1);
     }
