@@ -1,7 +1,8 @@
 // A Device is one accelerator (or the host CPU) as the engine sees it. The engine talks
 // to backends only through this interface and DeviceRegistry; it never includes a
 // backend header. Inference happens in the engine at prepare; a device only lowers a
-// run of same-lane operations it is given, and launches what it lowered.
+// run of same-lane operations it is given (with the edges between them), and launches
+// what it lowered. A new backend starts as a copy of daemon/devices/null/.
 #pragma once
 
 #include <cstddef>
@@ -12,32 +13,58 @@
 
 #include "accord/access.h"
 #include "accord/contract.h"
+#include "accord/device_id.h"
 #include "accord/lane.h"
 #include "accord/placement.h"
 #include "accord/status.h"
 
 namespace accord::devices {
 
-enum class DeviceKind : std::uint8_t { Host, Gpu, Npu };
+using accord::DeviceKind;
+// Position of a device in its registry. Not capped by a small constant: a box may have
+// eight GPUs and an NPU beside the host.
+using DeviceIndex = std::uint16_t;
 
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::Host;
   int ordinal = 0;       // 0 for the host; the GPU or NPU index otherwise
+  std::string backend;   // the backend that built it: "host", "null", "cuda", ...
   std::string name;      // "host", "cuda:0 (NVIDIA H200)"
   std::string target;    // architecture the device executes ("x86_64", "sm_90")
+  std::uint64_t memory_bytes = 0;  // device memory, 0 when it has none of its own
+
+  DeviceId id() const noexcept { return {kind, ordinal}; }
 };
 
-// Storage owned by a device. Destroying it returns the memory to the device, so the
-// engine destroys it only when no queued or running work can touch it.
+// Storage owned by its home device. Destroying it returns the memory to the device, so
+// the engine destroys it only when no queued or running work can touch it, and only
+// after every admission of it to another device was destroyed.
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
+  // Bytes the device granted: at least what was asked for (GPU memory comes in 2 MiB
+  // units). Budgets are charged this.
   virtual std::size_t bytes() const noexcept = 0;
   // Host address of the first byte, or nullptr when the memory is not host mapped.
   virtual std::byte* host_address() const noexcept = 0;
+  // The address the home device uses for the first byte (a CUdeviceptr for GPU memory).
+  // Defaults to the host address.
+  virtual std::uint64_t device_address() const noexcept {
+    return reinterpret_cast<std::uint64_t>(host_address());
+  }
   // A file descriptor that another process can map (a sealed memfd for host pages),
   // or -1 when the memory cannot be exported. Borrowed: valid while *this lives.
   virtual int export_fd() const noexcept = 0;
+};
+
+// One device's view of memory whose home is another device: HostVisible pages
+// registered with a GPU, or imported by an NPU. Owned by the allocation; destroyed
+// before the home memory (a GPU must unregister pages before they are unmapped).
+class AdmittedMemory {
+ public:
+  virtual ~AdmittedMemory() = default;
+  // The address the admitting device uses for the first byte.
+  virtual std::uint64_t device_address() const noexcept = 0;
 };
 
 struct AllocationRequest {
@@ -45,12 +72,14 @@ struct AllocationRequest {
   MemoryPlacement placement = MemoryPlacement::host_visible();
 };
 
-// What code to load: a kernel built into the backend, or one from a plugin library.
+// What code to load: a kernel built into the backend, or one from a plugin library,
+// on the device `device` names.
 struct CodeImage {
   enum class Kind : std::uint8_t { Builtin, Plugin };
   Kind kind = Kind::Builtin;
   std::string name;         // kernel name ("accord.add_f32", or the plugin's kernel)
   std::string plugin_path;  // Kind::Plugin only: path of the shared object
+  DeviceId device = DeviceId::host();  // the device that loads and runs it
 };
 
 // Code checked against its contract at load. Owned by whoever loaded it; prepared
@@ -64,9 +93,11 @@ class LoadedCode {
 
 enum class OpKind : std::uint8_t { Fill, Copy, Kernel };
 
-// One view bound to an operation, resolved to device memory.
+// One view bound to an operation, resolved for the device that runs the operation.
 struct OperationBinding {
-  const DeviceMemory* memory = nullptr;
+  const DeviceMemory* memory = nullptr;      // the home memory
+  const AdmittedMemory* admission = nullptr; // this device's view, when not the home
+  std::uint64_t address = 0;  // byte 0 of the allocation as this device addresses it
   std::size_t offset = 0;
   std::size_t length = 0;
   Access access = Access::Read;
@@ -81,6 +112,23 @@ struct Operation {
   std::uint8_t fill_value = 0;
   const LoadedCode* code = nullptr;
   std::span<const OperationBinding> bindings;
+  std::uint32_t node = 0;  // the graph node it came from, for error messages
+};
+
+// `before` must complete before `after` starts; indices into the run being lowered.
+// Only the inferred (RAW, WAR, WAW) edges: a backend that builds a native graph gets
+// the real parallelism, not a chain.
+struct OperationEdge {
+  std::uint32_t before = 0;
+  std::uint32_t after = 0;
+};
+
+struct RegionRequest {
+  std::span<const Operation> operations;  // in recording order
+  std::span<const OperationEdge> edges;   // sorted by `after`, then `before`
+  // Submission slots of the graph: every launch names one slot in [0, slots), and a
+  // slot has at most one launch in flight. A backend may instantiate per slot.
+  std::uint32_t slots = 1;
 };
 
 // A lowered run of operations (a host task list, a CUDA graph, a command list).
@@ -89,13 +137,23 @@ class NativeRegion {
   virtual ~NativeRegion() = default;
 };
 
-// Native waits on same-device predecessors. The engine resolves every dependency on the
-// host today, so this is empty; a backend with events can start a region earlier.
-struct RegionWaits {
-  std::span<NativeRegion* const> predecessors;
+// A same-device predecessor that may still be running, in the slot it runs in.
+struct RegionWait {
+  const NativeRegion* region = nullptr;
+  std::uint32_t slot = 0;
 };
 
-// Exactly one of these is called, exactly once, possibly on a device thread.
+// What a launch is told: the slot it runs in and, for a device that waits natively,
+// the same-device predecessors (of the same submission) that were not yet done when
+// the scheduler launched it. Empty for devices that do not wait natively: their
+// predecessors have all completed.
+struct RegionWaits {
+  std::uint32_t slot = 0;
+  std::span<const RegionWait> predecessors;
+};
+
+// Exactly one of these is called, exactly once, possibly on a device thread. The sink
+// may be reused for a later launch as soon as the call returns.
 class CompletionSink {
  public:
   virtual void on_done() noexcept = 0;
@@ -106,6 +164,16 @@ class CompletionSink {
   ~CompletionSink() = default;
 };
 
+// How a device tells its owner that it is lost (a sticky native error, a driver reset).
+// Implemented by the registry. Thread-safe; may be called from a device thread.
+class DeviceListener {
+ public:
+  virtual void on_device_lost(Status cause) noexcept = 0;
+
+ protected:
+  ~DeviceListener() = default;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -113,13 +181,22 @@ class Device {
   // --- identity and query (cheap, thread-safe) ---
   virtual const DeviceInfo& info() const noexcept = 0;
   virtual std::span<const LaneKind> lanes() const noexcept = 0;
-  // Whether this device can hold `placement` (HostVisible for the host device).
+  // Whether this device is the home of `placement` (HostVisible for the host device).
   virtual bool supports(MemoryPlacement placement) const noexcept = 0;
+  // True when launch() honours RegionWaits natively (events), so the scheduler may
+  // launch a region before its same-device predecessors finished.
+  virtual bool waits_natively() const noexcept { return false; }
+  // True when launch() runs the region to completion on the calling thread.
+  virtual bool launches_synchronously() const noexcept = 0;
 
   // --- memory (may allocate; not on the submit path). Thread-safe. ---
-  // Returns zero-initialised storage. Invalid for 0 bytes, Unsupported placements,
-  // Busy when the device is out of memory.
+  // Returns zero-initialised storage of at least `request.bytes`. Invalid for 0 bytes,
+  // Unsupported placements, Busy when the device is out of memory.
   virtual Result<std::unique_ptr<DeviceMemory>> allocate(const AllocationRequest& request) = 0;
+  // This device's view of `memory`, whose home is `home` (another device). Unsupported
+  // when this device cannot reach that memory. The result is destroyed before `memory`.
+  virtual Result<std::unique_ptr<AdmittedMemory>> admit(const DeviceMemory& memory,
+                                                        const DeviceInfo& home) = 0;
 
   // --- code (checked against the contract at load). Thread-safe. ---
   // Invalid when the code's metadata does not match `contract` (binding count, access,
@@ -130,15 +207,34 @@ class Device {
   // --- prepare time: lower a run of same-lane operations into one native region ---
   // The operations' bindings may be discarded after the call; the memory they point
   // to outlives the region (the engine retains it). Thread-safe.
-  virtual Result<std::unique_ptr<NativeRegion>> lower(std::span<const Operation> run) = 0;
+  virtual Result<std::unique_ptr<NativeRegion>> lower(const RegionRequest& request) = 0;
 
   // --- submit time: never blocks on other work, never allocates, reports through
   // `sink` exactly once. A device that executes on the calling thread (the host
   // device) calls `sink` before returning; others call it from their own thread.
+  // The engine takes none of its locks around this call.
   virtual void launch(NativeRegion& region, const RegionWaits& waits,
                       CompletionSink& sink) noexcept = 0;
-  // True when launch() runs the region to completion on the calling thread.
-  virtual bool launches_synchronously() const noexcept = 0;
+
+  // --- teardown ---
+  // Stops the device's threads. After it returns no sink is called again; regions
+  // still in flight (a hung one the watchdog already failed) are abandoned. Called
+  // once, by the engine, after the scheduler drained and before native regions and
+  // memory are released. Default: nothing to stop.
+  virtual void shut_down() noexcept {}
+
+  // Set once by the registry, before any other call. A backend reports loss through
+  // report_lost(); the registry turns it into DeviceLost for everything on the device.
+  void attach(DeviceListener& listener) noexcept { listener_ = &listener; }
+
+ protected:
+  // Thread-safe. The first report wins; later ones are ignored by the registry.
+  void report_lost(Status cause) noexcept {
+    if (listener_ != nullptr) listener_->on_device_lost(std::move(cause));
+  }
+
+ private:
+  DeviceListener* listener_ = nullptr;
 };
 
 }  // namespace accord::devices

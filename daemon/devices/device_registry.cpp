@@ -1,16 +1,92 @@
+// Device states and lookup. Loss is one atomic flag per device so that the submit path
+// can check it without a lock; the cause string is written once, under a mutex, before
+// the flag is published.
 #include "daemon/devices/device_registry.h"
 
 namespace accord::devices {
 
-std::uint8_t DeviceRegistry::add(std::unique_ptr<Device> device) {
-  devices_.push_back(std::move(device));
-  return static_cast<std::uint8_t>(devices_.size() - 1);
+DeviceRegistry::~DeviceRegistry() {
+  // A device might still report loss from one of its threads while being destroyed:
+  // destroy devices while their entries (the listeners) are still alive, last first.
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) (*it)->device.reset();
 }
 
-int DeviceRegistry::find_for(MemoryPlacement placement) const noexcept {
-  for (std::size_t i = 0; i < devices_.size(); ++i)
-    if (devices_[i]->supports(placement)) return static_cast<int>(i);
+DeviceRegistry::DeviceRegistry(DeviceRegistry&& other) noexcept
+    : entries_(std::move(other.entries_)),
+      absent_(std::move(other.absent_)),
+      observer_(other.observer_),
+      losses_(other.losses_.load()) {
+  attach_all();
+}
+
+void DeviceRegistry::attach_all() noexcept {
+  for (auto& e : entries_) {
+    e->registry = this;
+    e->device->attach(*e);
+  }
+}
+
+DeviceIndex DeviceRegistry::add(std::unique_ptr<Device> device) {
+  auto entry = std::make_unique<Entry>();
+  entry->index = static_cast<DeviceIndex>(entries_.size());
+  entry->device = std::move(device);
+  entries_.push_back(std::move(entry));
+  attach_all();
+  return static_cast<DeviceIndex>(entries_.size() - 1);
+}
+
+void DeviceRegistry::add_absent(std::string backend, std::string reason) {
+  absent_.push_back({std::move(backend), std::move(reason)});
+}
+
+int DeviceRegistry::find_for(MemoryPlacement placement) const noexcept { return find(placement.home()); }
+
+int DeviceRegistry::find(DeviceId id) const noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i]->device->info().id() == id) return static_cast<int>(i);
   return -1;
+}
+
+std::string DeviceRegistry::describe() const {
+  std::string out;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (i) out += ", ";
+    out += entries_[i]->device->info().id().to_string();
+    if (lost(i)) out += " (lost)";
+  }
+  for (std::size_t i = 0; i < absent_.size(); ++i) {
+    out += i ? "; " : "; absent: ";
+    out += absent_[i].reason;
+  }
+  return out;
+}
+
+std::string DeviceRegistry::loss_cause(std::size_t index) const {
+  std::lock_guard lock(entries_[index]->cause_mu);
+  return entries_[index]->cause;
+}
+
+Status DeviceRegistry::lost_error(std::size_t index) const {
+  const DeviceInfo& info = entries_[index]->device->info();
+  return device_lost_error("device " + info.id().to_string() + " (" + info.name + ") is lost: " +
+                           loss_cause(index));
+}
+
+bool DeviceRegistry::mark_lost(std::size_t index, Status cause) noexcept {
+  Entry& e = *entries_[index];
+  {
+    std::lock_guard lock(e.cause_mu);
+    if (e.lost.load(std::memory_order_relaxed)) return false;
+    e.cause = cause.ok() ? std::string("reported lost") : std::string(cause.message());
+    e.lost.store(true, std::memory_order_release);
+  }
+  losses_.fetch_add(1, std::memory_order_relaxed);
+  if (observer_ != nullptr) observer_->on_device_lost(static_cast<DeviceIndex>(index), cause);
+  return true;
+}
+
+void DeviceRegistry::shut_down_all() noexcept {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) (*it)->device->shut_down();
 }
 
 }  // namespace accord::devices

@@ -4,23 +4,37 @@
 
 namespace accord::engine {
 
-Allocation::Allocation(Ref<Session> session, std::uint64_t id, std::uint8_t device,
+Allocation::Allocation(Ref<Session> session, std::uint64_t id, devices::DeviceIndex home,
                        MemoryPlacement placement, std::unique_ptr<devices::DeviceMemory> memory,
                        std::size_t bytes) noexcept
     : session_(std::move(session)),
       id_(id),
-      device_(device),
+      home_(home),
       placement_(placement),
       memory_(std::move(memory)),
-      bytes_(bytes) {}
+      bytes_(bytes),
+      charged_(memory_->bytes()) {}
 
 Allocation::~Allocation() {
   // Runs only when nothing can touch the memory any more: prepared graphs and pending
-  // work retain their allocations, and quarantine retains poisoned ones.
+  // work retain their allocations, and quarantine retains poisoned ones. Admissions go
+  // first: a GPU unregisters host pages before they are unmapped.
+  admissions_.clear();
   memory_.reset();
-  session_->release_budget(bytes_);
-  session_->counters().remove_live(bytes_);
-  session_->engine().counters().remove_live(bytes_);
+  session_->release_budget(charged_);
+  session_->counters().remove_live(charged_);
+  session_->engine().counters().remove_live(charged_);
+}
+
+Result<const devices::AdmittedMemory*> Allocation::admission_for(devices::DeviceIndex index,
+                                                                 devices::Device& device,
+                                                                 const devices::DeviceInfo& home_info) {
+  std::lock_guard lock(admissions_mu_);
+  for (const auto& [admitted_to, view] : admissions_)
+    if (admitted_to == index) return static_cast<const devices::AdmittedMemory*>(view.get());
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<devices::AdmittedMemory> view, device.admit(*memory_, home_info));
+  admissions_.emplace_back(index, std::move(view));
+  return static_cast<const devices::AdmittedMemory*>(admissions_.back().second.get());
 }
 
 void Allocation::poison(std::string message) noexcept {

@@ -1,13 +1,18 @@
-// A tracked allocation: device memory plus the state the engine keeps about it (host
-// leases, pending device users, poison). Shared ownership: buffers, views in prepared
-// graphs and quarantine all retain it; the memory is freed by the last release.
+// A tracked allocation: memory on its home device, its admissions to other devices, and
+// the state the engine keeps about it (host leases, pending device users, poison).
+// Shared ownership: buffers, views in prepared graphs and quarantine all retain it; the
+// memory is freed by the last release. Thread-safety: admission_for() is thread-safe;
+// host_state() and poison() need the scheduler lock; the rest is immutable.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "accord/placement.h"
 #include "daemon/devices/device.h"
@@ -19,17 +24,27 @@ class Session;
 
 class Allocation final : public RefCounted {
  public:
-  Allocation(Ref<Session> session, std::uint64_t id, std::uint8_t device, MemoryPlacement placement,
+  // `bytes` is what the client asked for (the extent views are checked against);
+  // `memory->bytes()` is what the device granted, and what the budget was charged.
+  Allocation(Ref<Session> session, std::uint64_t id, devices::DeviceIndex home, MemoryPlacement placement,
              std::unique_ptr<devices::DeviceMemory> memory, std::size_t bytes) noexcept;
 
   std::uint64_t id() const noexcept { return id_; }
   std::size_t bytes() const noexcept { return bytes_; }
+  std::size_t charged_bytes() const noexcept { return charged_; }
   MemoryPlacement placement() const noexcept { return placement_; }
-  std::uint8_t device_index() const noexcept { return device_; }
+  // The device whose memory this is.
+  devices::DeviceIndex home() const noexcept { return home_; }
   Session& session() const noexcept { return *session_; }
   const devices::DeviceMemory& memory() const noexcept { return *memory_; }
   // Host address of byte 0, or nullptr when not host mapped.
   std::byte* host_address() const noexcept { return memory_->host_address(); }
+
+  // The view of this memory that `device` (at `index`, not the home) uses, admitting it
+  // there on first use; later calls return the same view. Unsupported when `device`
+  // cannot reach the memory. Thread-safe; called at prepare, never on submit.
+  Result<const devices::AdmittedMemory*> admission_for(devices::DeviceIndex index, devices::Device& device,
+                                                      const devices::DeviceInfo& home_info);
 
   // Set once, by the scheduler, when a graph using this allocation fails natively.
   bool poisoned() const noexcept { return poisoned_.load(std::memory_order_acquire); }
@@ -54,10 +69,15 @@ class Allocation final : public RefCounted {
 
   Ref<Session> session_;
   std::uint64_t id_;
-  std::uint8_t device_;
+  devices::DeviceIndex home_;
   MemoryPlacement placement_;
   std::unique_ptr<devices::DeviceMemory> memory_;
   std::size_t bytes_;
+  std::size_t charged_;
+  std::mutex admissions_mu_;
+  // Few devices admit any one allocation: a short vector beats a map. Destroyed before
+  // memory_ (the destructor clears it first).
+  std::vector<std::pair<devices::DeviceIndex, std::unique_ptr<devices::AdmittedMemory>>> admissions_;
   HostState host_;
   std::string poison_message_;
   std::atomic<bool> poisoned_{false};

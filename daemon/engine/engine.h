@@ -8,7 +8,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,12 +32,19 @@ namespace accord::engine {
 struct EngineOptions {
   // Worker threads that run regions. 0: inline mode (regions run on waiting threads).
   std::size_t worker_threads = 2;
+  // A region that has not reported after this long is failed with Execution and its
+  // device marked lost (ARCHITECTURE.md: the seed's 60 s).
+  std::chrono::milliseconds watchdog_timeout{60'000};
+  // Told once per lost device, on the reporting thread, outside engine locks; must not
+  // block (accordd logs it). May be empty.
+  std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
   Status validate() const;
 };
 
 class Engine {
  public:
-  // Takes the devices (the host device first). Invalid options or no devices -> Invalid.
+  // Takes the devices (the host device first; daemon/devices/composition builds them).
+  // Invalid options or no devices -> Invalid.
   static Result<std::unique_ptr<Engine>> create(const EngineOptions& options,
                                                 devices::DeviceRegistry devices);
   ~Engine();
@@ -55,7 +64,7 @@ class Engine {
   std::uint64_t next_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  Engine(devices::DeviceRegistry devices, std::size_t workers);
+  Engine(devices::DeviceRegistry devices, const EngineOptions& options);
   devices::DeviceRegistry devices_;
   StatCounters stats_;
   std::atomic<std::uint64_t> next_id_{1};

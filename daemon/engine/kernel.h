@@ -14,17 +14,17 @@ class Session;
 
 class Kernel final : public RefCounted {
  public:
-  Kernel(Ref<Session> session, std::uint8_t device, std::unique_ptr<devices::LoadedCode> code) noexcept
+  Kernel(Ref<Session> session, devices::DeviceIndex device, std::unique_ptr<devices::LoadedCode> code) noexcept
       : session_(std::move(session)), device_(device), code_(std::move(code)) {}
 
   Session& session() const noexcept { return *session_; }
-  std::uint8_t device_index() const noexcept { return device_; }
+  devices::DeviceIndex device_index() const noexcept { return device_; }
   const devices::LoadedCode& code() const noexcept { return *code_; }
 
  private:
   ~Kernel() override = default;
   Ref<Session> session_;
-  std::uint8_t device_;
+  devices::DeviceIndex device_;
   std::unique_ptr<devices::LoadedCode> code_;
 };
 

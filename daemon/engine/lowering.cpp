@@ -32,18 +32,67 @@ LaneKind copy_lane(const ViewSpec& destination, const ViewSpec& source) {
 }
 
 struct CheckedOp {
-  std::uint8_t device = 0;
+  devices::DeviceIndex device = 0;
   LaneKind lane = LaneKind::Compute;
   std::size_t first_use = 0;  // into the flat use list
   std::size_t use_count = 0;
   std::uint64_t copy_bytes = 0;
 };
 
-// Validates one operation and appends its uses. Access of kernel bindings comes from the
-// contract: a client cannot understate what trusted code touches.
+// A binding as the operation's device addresses it.
+struct ResolvedBinding {
+  const devices::AdmittedMemory* admission = nullptr;  // null when the device is the home
+  std::uint64_t address = 0;
+};
+
+std::string device_name(const devices::DeviceRegistry& registry, devices::DeviceIndex index) {
+  const devices::DeviceInfo& info = registry.at(index).info();
+  return info.id().to_string() + " (" + info.name + ")";
+}
+
+// The lane a kernel runs on: the one lane its device's kind gives kernels
+// (ARCHITECTURE.md engine item 4).
+LaneKind kernel_lane(devices::DeviceKind kind) {
+  switch (kind) {
+    case devices::DeviceKind::Host: return LaneKind::Host;
+    case devices::DeviceKind::Gpu: return LaneKind::Compute;
+    case devices::DeviceKind::Npu: return LaneKind::Npu;
+  }
+  return LaneKind::Host;
+}
+
+bool has_lane(const devices::Device& device, LaneKind lane) {
+  const auto lanes = device.lanes();
+  return std::find(lanes.begin(), lanes.end(), lane) != lanes.end();
+}
+
+// The device that runs a fill or a copy. Copies between host-mapped and device-local
+// memory run on the device side (ARCHITECTURE.md, memory has a home); copies between
+// two host-mapped buffers run on the host; device-local to device-local runs on the
+// destination's device. A fill runs on its memory's home, or on the host when that
+// home cannot fill and the memory is host mapped.
+devices::DeviceIndex data_device(const devices::DeviceRegistry& registry, const OperationSpec& op) {
+  constexpr devices::DeviceIndex kHost = 0;
+  const Allocation& first = *op.bindings[0].allocation;
+  if (op.kind == OpKind::Fill) {
+    if (!has_lane(registry.at(first.home()), LaneKind::Compute) && first.placement().host_mapped()) return kHost;
+    return first.home();
+  }
+  const Allocation& source = *op.bindings[1].allocation;
+  const bool dst_mapped = first.placement().host_mapped();
+  const bool src_mapped = source.placement().host_mapped();
+  if (dst_mapped && src_mapped) return kHost;
+  if (!dst_mapped) return first.home();
+  return source.home();
+}
+
+// Validates one operation and appends its uses and resolved bindings. Access of kernel
+// bindings comes from the contract: a client cannot understate what trusted code
+// touches. Every binding must be visible to the device that runs the operation: its
+// home, or a device that admits it.
 Status check_operation(Session& session, std::size_t node, const OperationSpec& op,
-                       std::vector<AccessRange>& uses, CheckedOp& out) {
-  const auto& devices = session.engine().devices();
+                       std::vector<AccessRange>& uses, std::vector<ResolvedBinding>& resolved, CheckedOp& out) {
+  devices::DeviceRegistry& devices = session.engine().device_registry();
   for (std::size_t b = 0; b < op.bindings.size(); ++b) {
     const ViewSpec& v = op.bindings[b];
     if (!v.allocation) return invalid_error(where(node, b) + ": empty buffer view");
@@ -98,23 +147,35 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
         extents[b] = {op.bindings[b].allocation->id(), op.bindings[b].offset, op.bindings[b].length};
       if (Status s = check_bindings(*contract, extents, op.allow_aliasing); !s.ok())
         return std::move(s).annotate(where(node) + " (kernel '" + op.kernel->code().name() + "')");
-      out.lane = LaneKind::Host;
       break;
     }
   }
-  // Same device: every binding and the code live on one device (engine item 11).
-  out.device = op.kind == OpKind::Kernel ? op.kernel->device_index()
-                                         : op.bindings[0].allocation->device_index();
+  out.device = op.kind == OpKind::Kernel ? op.kernel->device_index() : data_device(devices, op);
+  devices::Device& device = devices.at(out.device);
+  if (op.kind == OpKind::Kernel) out.lane = kernel_lane(device.info().kind);
+  if (devices.lost(out.device)) return devices.lost_error(out.device).annotate(where(node));
+  if (!has_lane(device, out.lane))
+    return unsupported_error(where(node) + ": device " + device_name(devices, out.device) + " has no " +
+                             std::string(to_string(out.lane)) + " lane");
   for (std::size_t b = 0; b < op.bindings.size(); ++b) {
-    if (op.bindings[b].allocation->device_index() != out.device)
-      return invalid_error(where(node, b) + ": buffer is on device " +
-                           devices.at(op.bindings[b].allocation->device_index()).info().name +
-                           " but the operation runs on " + devices.at(out.device).info().name);
+    Allocation& allocation = *op.bindings[b].allocation;
+    const devices::DeviceIndex home = allocation.home();
+    if (devices.lost(home)) return devices.lost_error(home).annotate(where(node, b));
+    if (home == out.device) {
+      resolved.push_back({nullptr, allocation.memory().device_address()});
+      continue;
+    }
+    auto admitted = allocation.admission_for(out.device, device, devices.at(home).info());
+    if (!admitted.ok()) {
+      Status status = std::move(admitted).status();
+      const std::string what = where(node, b) + ": memory of " + device_name(devices, home) +
+                               " is not visible to " + device_name(devices, out.device) +
+                               ", which runs the operation";
+      if (status.kind() == ErrorKind::Unsupported) return invalid_error(what + ": " + std::string(status.message()));
+      return std::move(status).annotate(what);
+    }
+    resolved.push_back({admitted.value(), admitted.value()->device_address()});
   }
-  const auto lanes = devices.at(out.device).lanes();
-  if (std::find(lanes.begin(), lanes.end(), out.lane) == lanes.end())
-    return unsupported_error(where(node) + ": device " + devices.at(out.device).info().name +
-                             " has no " + std::string(to_string(out.lane)) + " lane");
   out.first_use = uses.size();
   for (std::size_t b = 0; b < op.bindings.size(); ++b) {
     const ViewSpec& v = op.bindings[b];
@@ -136,9 +197,12 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
 
   std::vector<AccessRange> uses;
   uses.reserve(spec.ops.size() * 3);
+  std::vector<ResolvedBinding> resolved;
+  resolved.reserve(spec.ops.size() * 3);
   std::vector<CheckedOp> checked(spec.ops.size());
   for (std::size_t i = 0; i < spec.ops.size(); ++i)
-    ACCORD_RETURN_IF_ERROR(check_operation(session, i, spec.ops[i], uses, checked[i]));
+    ACCORD_RETURN_IF_ERROR(check_operation(session, i, spec.ops[i], uses, resolved, checked[i]));
+  const devices::DeviceRegistry& registry = engine.devices();
 
   auto graph = make_ref<PreparedGraph>(Ref<Session>::retain(&session), engine.next_id());
   PreparedGraph& g = *graph;
@@ -149,16 +213,18 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
     per_op[i] = std::span<const AccessRange>(uses.data() + checked[i].first_use, checked[i].use_count);
   g.deps_ = infer_dependencies(per_op);
 
-  // Regions: maximal runs of consecutive operations on one (device, lane).
+  // Regions: maximal runs of consecutive operations on one (device, lane); every NPU
+  // operation is a region of its own (a command list per program, as in the seed).
   std::vector<std::uint32_t> region_of(spec.ops.size());
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
     const bool extend = !g.regions_.empty() && g.regions_.back().device == checked[i].device &&
-                        g.regions_.back().lane == checked[i].lane;
+                        g.regions_.back().lane == checked[i].lane && checked[i].lane != LaneKind::Npu;
     if (!extend) {
       PreparedRegion r;
       r.device = checked[i].device;
       r.lane = checked[i].lane;
-      r.lane_slot = static_cast<std::uint16_t>(r.device * kLaneKindCount + static_cast<int>(r.lane));
+      r.lane_slot = static_cast<std::uint32_t>(r.device) * kLaneKindCount + static_cast<std::uint32_t>(r.lane);
+      r.native_waits = registry.at(r.device).waits_natively();
       g.regions_.push_back(std::move(r));
     }
     PreparedRegion& r = g.regions_.back();
@@ -181,13 +247,23 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
       g.parallel_ = true;
   }
 
-  // Lower each region on its device.
+  // Devices the graph touches: where its regions run and where its memory lives.
+  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    g.devices_.push_back(checked[i].device);
+    for (const ViewSpec& v : spec.ops[i].bindings) g.devices_.push_back(v.allocation->home());
+  }
+  std::sort(g.devices_.begin(), g.devices_.end());
+  g.devices_.erase(std::unique(g.devices_.begin(), g.devices_.end()), g.devices_.end());
+
+  // Lower each region on its device, with the inferred edges between its operations.
   std::vector<devices::OperationBinding> bindings;
   std::vector<devices::Operation> run;
+  std::vector<devices::OperationEdge> edges;
   for (std::size_t ri = 0; ri < g.regions_.size(); ++ri) {
     PreparedRegion& r = g.regions_[ri];
     bindings.clear();
     run.clear();
+    edges.clear();
     std::size_t total = 0;
     for (std::uint32_t op : r.ops) total += spec.ops[op].bindings.size();
     bindings.reserve(total);
@@ -198,7 +274,8 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
       const std::size_t first = bindings.size();
       for (std::size_t b = 0; b < s.bindings.size(); ++b) {
         const AccessRange& u = uses[c.first_use + b];
-        bindings.push_back({&s.bindings[b].allocation->memory(), s.bindings[b].offset,
+        const ResolvedBinding& rb = resolved[c.first_use + b];
+        bindings.push_back({&s.bindings[b].allocation->memory(), rb.admission, rb.address, s.bindings[b].offset,
                             s.bindings[b].length, u.access});
       }
       devices::Operation o;
@@ -207,10 +284,22 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
       o.fill_value = s.fill_value;
       o.code = s.kernel ? &s.kernel->code() : nullptr;
       o.bindings = std::span<const devices::OperationBinding>(bindings.data() + first, s.bindings.size());
+      o.node = op;
       run.push_back(o);
       has_non_copy |= s.kind != OpKind::Copy;
+      // Regions are contiguous in recording order, so an operation's position in the
+      // run is its distance from the region's first operation.
+      const std::size_t before_edges = edges.size();
+      for (OpIndex d : g.deps_.of(static_cast<OpIndex>(op)))
+        if (region_of[d] == ri) edges.push_back({d - r.ops.front(), op - r.ops.front()});
+      std::sort(edges.begin() + static_cast<std::ptrdiff_t>(before_edges), edges.end(),
+                [](const devices::OperationEdge& a, const devices::OperationEdge& b) { return a.before < b.before; });
     }
-    auto native = engine.device_registry().at(r.device).lower(run);
+    devices::RegionRequest request;
+    request.operations = run;
+    request.edges = edges;
+    request.slots = static_cast<std::uint32_t>(session.limits().graph_slots);
+    auto native = engine.device_registry().at(r.device).lower(request);
     if (!native.ok())
       return std::move(native).status().annotate("lowering region " + std::to_string(ri) + " (" +
                                                  std::string(to_string(r.lane)) + " lane)");

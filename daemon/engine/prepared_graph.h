@@ -23,9 +23,12 @@ namespace accord::engine {
 class Session;
 
 struct PreparedRegion {
-  std::uint8_t device = 0;
+  devices::DeviceIndex device = 0;
   LaneKind lane = LaneKind::Compute;
-  std::uint16_t lane_slot = 0;  // index of (device, lane) in a session's lane table
+  std::uint32_t lane_slot = 0;  // index of (device, lane) in a session's lane table
+  // The device honours RegionWaits: this region may launch while its same-device
+  // predecessors still run, waiting for them natively (ARCHITECTURE.md, native waits).
+  bool native_waits = false;
   std::unique_ptr<devices::NativeRegion> native;
   std::vector<std::uint32_t> predecessors;  // regions, sorted
   std::vector<std::uint32_t> ops;           // operation indices, in order
@@ -57,6 +60,9 @@ class PreparedGraph final : public RefCounted {
   bool self_conflicting() const noexcept { return self_conflicting_; }
   // True if some region does not depend on the one before it (worth waking a peer).
   bool parallel() const noexcept { return parallel_; }
+  // Every device the graph touches: the devices its regions run on and the homes of
+  // its allocations, sorted. A submit fails at once when one of them is lost.
+  const std::vector<devices::DeviceIndex>& devices() const noexcept { return devices_; }
   std::size_t slot_count() const noexcept { return slots_.size(); }
   Submission& slot(std::size_t i) const noexcept { return *slots_[i]; }
 
@@ -73,6 +79,7 @@ class PreparedGraph final : public RefCounted {
   std::vector<Ref<Kernel>> kernels_;
   std::vector<AllocationUse> uses_;
   std::vector<PreparedRegion> regions_;
+  std::vector<devices::DeviceIndex> devices_;
   DependencyLists deps_;
   AccessSummary summary_;
   std::size_t op_count_ = 0;

@@ -20,19 +20,27 @@ inline void cpu_relax() noexcept {
 
 }  // namespace
 
-Scheduler::Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stats, std::size_t workers)
-    : devices_(devices), engine_stats_(engine_stats), inline_mode_(workers == 0) {
+Scheduler::Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stats, SchedulerOptions options)
+    : devices_(devices),
+      engine_stats_(engine_stats),
+      options_(std::move(options)),
+      inline_mode_(options_.workers == 0) {
   quarantine_.reserve(16);
-  workers_.reserve(workers);
-  for (std::size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+  devices_.set_loss_observer(this);
+  workers_.reserve(options_.workers);
+  for (std::size_t i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+  watchdog_ = std::thread([this] { watchdog_loop(); });
 }
 
-Scheduler::~Scheduler() { shutdown(); }
+Scheduler::~Scheduler() {
+  shutdown();
+  devices_.set_loss_observer(nullptr);
+}
 
 void Scheduler::shutdown() {
   {
     std::unique_lock lock(mu_);
-    if (shutdown_ && workers_.empty()) return;
+    if (shutdown_ && !watchdog_.joinable()) return;
     shutdown_ = true;
     // Inline mode has no workers: the destroying thread drains what is left.
     if (inline_mode_)
@@ -41,6 +49,18 @@ void Scheduler::shutdown() {
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
+  // A device thread may still be inside end_region() for the last region (telling
+  // listeners, releasing graphs, notifying): wait until every one has returned. The
+  // watchdog keeps running meanwhile, so a region that never reports is failed.
+  draining_.store(true);
+  for (std::uint32_t n = inflight_.load(); n != 0; n = inflight_.load())
+    futex_wait(inflight_, n, std::chrono::milliseconds(1));
+  {
+    std::lock_guard lock(mu_);
+    watchdog_stop_ = true;
+  }
+  watchdog_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 void Scheduler::worker_loop() {
@@ -64,8 +84,10 @@ void Scheduler::worker_loop() {
 }
 
 // Scans pending submissions in submission order, so earlier ones get lanes first, and
-// claims the first region whose predecessors are done and whose lane is idle for its
-// session (engine item 4).
+// claims the first region whose lane is idle for its session and whose predecessors
+// are done, or, on a device that waits natively, launched on that same device: those
+// are handed to the device as RegionWaits (engine item 4; ARCHITECTURE.md, native
+// waits). Cross-device and cross-submission order is always resolved here.
 RegionRun* Scheduler::pick_locked(Submission* only) {
   for (Submission* s = only ? only : pending_head_; s != nullptr; s = only ? nullptr : s->next) {
     if (!s->occupied || s->blockers != 0 || s->producers_pending != 0 || s->cancel_requested ||
@@ -79,15 +101,24 @@ RegionRun* Scheduler::pick_locked(Submission* only) {
       const PreparedRegion& region = regions[r];
       if (session.lane_busy[region.lane_slot]) continue;
       bool ready = true;
+      run.wait_count = 0;
       for (std::uint32_t p : region.predecessors) {
-        if (s->runs[p].state != RegionState::Done) {
-          ready = false;
-          break;
+        const RegionRun& before = s->runs[p];
+        if (before.state == RegionState::Done) continue;
+        if (region.native_waits && before.state == RegionState::Running && before.launched &&
+            regions[p].device == region.device) {
+          run.waits[run.wait_count++] = devices::RegionWait{regions[p].native.get(), s->index()};
+          continue;
         }
+        ready = false;
+        break;
       }
       if (!ready) continue;
       run.state = RegionState::Running;
-      session.lane_busy[region.lane_slot] = true;
+      run.launched = false;
+      if (region.native_waits) ++s->launching;
+      session.lane_busy[region.lane_slot] = 1;
+      inflight_.fetch_add(1, std::memory_order_relaxed);
       ++s->running;
       run.started = Clock::now();
       if (!s->any_started) {
@@ -101,18 +132,50 @@ RegionRun* Scheduler::pick_locked(Submission* only) {
 }
 
 void Scheduler::execute(RegionRun& run) noexcept {
-  PreparedGraph& graph = run.submission->graph();
-  // An allocation may have been poisoned by another graph after this one was accepted:
-  // never run device work on memory whose state is uncertain.
-  for (const AllocationUse& use : graph.uses()) {
-    if (use.allocation->poisoned()) {
-      region_finished(run, device_lost_error("allocation is poisoned: " + use.allocation->poison_message()));
+  Submission& s = *run.submission;
+  PreparedGraph& graph = s.graph();
+  const PreparedRegion& region = graph.regions()[run.region];
+  // A device may have been lost, or an allocation poisoned by another graph, after
+  // this one was accepted: never run device work there. Nothing of this region ran,
+  // so the submission fails with DeviceLost and poisons nothing (engine item 10).
+  for (devices::DeviceIndex d : graph.devices()) {
+    if (devices_.lost(d)) {
+      end_region(run, devices_.lost_error(d), false);
       return;  // may destroy run's graph: no access below
     }
   }
-  const PreparedRegion& region = graph.regions()[run.region];
-  devices_.at(region.device).launch(*region.native, devices::RegionWaits{}, run);
-  // may destroy run's graph: no access below
+  for (const AllocationUse& use : graph.uses()) {
+    if (use.allocation->poisoned()) {
+      end_region(run, device_lost_error("allocation is poisoned: " + use.allocation->poison_message()), false);
+      return;  // may destroy run's graph: no access below
+    }
+  }
+  devices::Device& device = devices_.at(region.device);
+  const devices::RegionWaits waits{s.index(), {run.waits.get(), run.wait_count}};
+  if (!region.native_waits) {
+    device.launch(*region.native, waits, run);
+    return;  // may destroy run's graph: no access below
+  }
+  // s.launching keeps the submission (and so the graph) alive across the call.
+  device.launch(*region.native, waits, run);
+  launch_returned(run);
+}
+
+void Scheduler::launch_returned(RegionRun& run) noexcept {
+  Deferred deferred;
+  bool wake = false;
+  std::unique_lock lock(mu_);
+  Submission& s = *run.submission;
+  --s.launching;
+  run.launched = true;
+  // Successors on the same device may wait on this region now: let a peer launch them.
+  wake = idle_workers_ > 0 && s.remaining > s.running;
+  if (s.launching == 0 && can_finish(s)) {
+    settle(lock, deferred);  // may destroy s: no access below
+  } else {
+    lock.unlock();
+  }
+  if (wake) work_cv_.notify_one();
 }
 
 Status Scheduler::wait(Submission& submission) {
@@ -188,15 +251,14 @@ Result<bool> Scheduler::wait_for(Submission& submission, std::chrono::nanosecond
 }
 
 void Scheduler::cancel(Submission& submission) noexcept {
+  Deferred deferred;
   bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    if (!submission.occupied) return;
-    submission.cancel_requested = true;
-    sweep_locked();
-    notify_progress_locked();
-    wake = idle_workers_ > 0;
-  }
+  std::unique_lock lock(mu_);
+  if (!submission.occupied) return;
+  submission.cancel_requested = true;
+  notify_progress_locked();
+  wake = idle_workers_ > 0;
+  settle(lock, deferred);
   if (wake) work_cv_.notify_all();
 }
 

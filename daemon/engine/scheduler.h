@@ -1,12 +1,17 @@
 // Runs prepared regions: admission against the two Busy bounds and host leases,
 // whole-graph ordering against earlier pending submissions, lane exclusivity per
-// session, worker threads, helping waiters, cancellation, failure (poison + quarantine)
-// and completion (engine items 4-10). One mutex guards all scheduling state; the
-// submit and complete paths take it once and never allocate.
+// session, native waits between same-device regions, worker threads, helping waiters,
+// cancellation, failure (poison + quarantine), device loss, the watchdog and
+// completion (engine items 4-10). One mutex guards all scheduling state; the submit
+// and complete paths take it once and never allocate. Devices are called, listeners
+// told and graphs released only outside it. Every public member is thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -23,12 +28,24 @@
 
 namespace accord::engine {
 
-class Scheduler {
+struct SchedulerOptions {
+  // Worker threads; 0 means inline mode, where regions run only on threads that wait
+  // (wait() or a blocking lease), which makes tests deterministic.
+  std::size_t workers = 2;
+  // A region running longer than this is failed with Execution and its device marked
+  // lost (a hung fence never reports). The seed's default is 60 s.
+  std::chrono::milliseconds watchdog_timeout{60'000};
+  // Told once per lost device, on the thread that reported it, outside every engine
+  // lock (accordd logs it). May be empty.
+  std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
+};
+
+class Scheduler final : private devices::DeviceLossObserver {
  public:
-  // Starts `workers` threads; 0 means inline mode, where regions run only on threads
-  // that wait (wait() or a blocking lease), which makes tests deterministic.
-  Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stats, std::size_t workers);
-  // Drains every pending submission, then joins the workers. Idempotent; the owner
+  // Starts the workers and the watchdog; registers itself as `devices`' loss observer.
+  Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stats, SchedulerOptions options);
+  // Drains every pending submission, joins the workers, waits until every device
+  // callback in flight has returned, then stops the watchdog. Idempotent; the owner
   // calls it while the scheduler is still reachable, since draining runs completion
   // code that finds the scheduler through the engine.
   void shutdown();
@@ -42,9 +59,11 @@ class Scheduler {
   void cancel(Submission& submission) noexcept;
   // Registers `listener` to be told when `submission` becomes terminal. Returns false,
   // registering nothing, when it already is. The listener must stay alive until told or
-  // removed.
+  // removed, and hold an observer of `submission` meanwhile.
   bool add_listener(Submission& submission, TerminalListener& listener) noexcept;
-  // Unregisters `listener` if it was not told yet. Returns true if it was removed.
+  // Unregisters `listener` if it was not told yet and returns true. Otherwise returns
+  // false once the listener has been told (it may be being told on another thread: this
+  // waits for that to end), so the caller may destroy it afterwards.
   bool remove_listener(Submission& submission, TerminalListener& listener) noexcept;
 
   Status acquire_lease(Allocation& allocation, LeaseMode mode, bool block);
@@ -52,7 +71,10 @@ class Scheduler {
 
   // Called by RegionRun when the device reports. `status` is OK, an error, or Cancelled.
   // may destroy the region's graph: callers touch nothing of it afterwards.
-  void region_finished(RegionRun& run, Status status) noexcept;
+  void region_finished(RegionRun& run, Status status) noexcept { end_region(run, std::move(status), true); }
+
+  // Regions picked and not yet reported (a watchdog-abandoned region no longer counts).
+  std::uint32_t regions_in_flight() const noexcept { return inflight_.load(std::memory_order_acquire); }
 
   // Runs `fn` under the scheduler lock (trace start/stop and similar rare calls).
   template <class Fn>
@@ -62,10 +84,24 @@ class Scheduler {
   }
 
  private:
+  // What ending submissions leaves to do once the lock is released: listeners to tell
+  // and graph references to drop (their destructors free native objects and memory).
+  // Fixed capacity, so the completion path never allocates; a sweep that fills it
+  // stops and is resumed after the flush.
+  struct Deferred {
+    static constexpr std::size_t kCapacity = 16;
+    std::array<Submission*, kCapacity> ended{};
+    std::array<TerminalListener*, kCapacity> listeners{};
+    std::size_t count = 0;
+    bool full() const noexcept { return count == kCapacity; }
+  };
+
   // scheduler.cpp
   void worker_loop();
   RegionRun* pick_locked(Submission* only);
   void execute(RegionRun& run) noexcept;
+  // After a native launch returned: the region may now be waited on natively.
+  void launch_returned(RegionRun& run) noexcept;
   void help_until_terminal(Submission& submission);
   // Runs ready work of any submission or sleeps until progress; inline mode only.
   void help_once(std::unique_lock<std::mutex>& lock);
@@ -75,13 +111,40 @@ class Scheduler {
                       Submission*& out_slot);
   static bool conflicts(const PreparedGraph& a, const PreparedGraph& b) noexcept;
   // scheduler_completion.cpp
+  // `launched`: false when the region failed before reaching its device (a lost device
+  // or poisoned memory): then nothing ran and nothing is poisoned.
+  void end_region(RegionRun& run, Status status, bool launched) noexcept;
   void fail_locked(Submission& submission, std::uint32_t region, Status status) noexcept;
   bool can_finish(const Submission& submission) const noexcept;
-  void finish_locked(Submission& submission) noexcept;
-  void sweep_locked() noexcept;
+  void finish_locked(Submission& submission, Deferred& deferred) noexcept;
+  // Ends every submission that can end. Returns true when it stopped because
+  // `deferred` is full, so the caller flushes and sweeps again.
+  bool sweep_locked(Deferred& deferred) noexcept;
+  // Sweeps, releases `lock`, tells listeners and drops graphs; repeats while a sweep
+  // filled `deferred`. Returns with `lock` released.
+  void settle(std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept;
+  static void flush(Deferred& deferred) noexcept;
+  // scheduler_watchdog.cpp
+  void on_device_lost(devices::DeviceIndex device, const Status& cause) noexcept override;
+  void watchdog_loop();
+  // Devices to mark lost once the lock is released (a few per watchdog pass; the next
+  // pass catches any beyond that).
+  struct LostDevices {
+    std::array<devices::DeviceIndex, 8> devices{};
+    std::size_t count = 0;
+    void add(devices::DeviceIndex d) noexcept {
+      for (std::size_t i = 0; i < count; ++i)
+        if (devices[i] == d) return;
+      if (count < devices.size()) devices[count++] = d;
+    }
+  };
+  // Fails regions that outran the watchdog and returns how many; `lost` gets their
+  // devices.
+  std::size_t expire_locked(Clock::time_point now, LostDevices& lost);
 
   devices::DeviceRegistry& devices_;
   StatCounters& engine_stats_;
+  SchedulerOptions options_;
   const bool inline_mode_;
 
   std::mutex mu_;
@@ -100,6 +163,13 @@ class Scheduler {
   // until the scheduler is destroyed (engine item 10).
   std::vector<Ref<PreparedGraph>> quarantine_;
   std::vector<std::thread> workers_;
+  // Regions picked whose end_region() has not returned yet; shutdown waits for zero
+  // so that no device thread touches the scheduler after it is gone.
+  std::atomic<std::uint32_t> inflight_{0};
+  std::atomic<bool> draining_{false};
+  std::condition_variable watchdog_cv_;
+  bool watchdog_stop_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace accord::engine

@@ -26,11 +26,17 @@ bool Scheduler::conflicts(const PreparedGraph& a, const PreparedGraph& b) noexce
 Result<Submission*> Scheduler::submit(PreparedGraph& graph, std::span<Submission* const> producers) {
   Submission* slot = nullptr;
   bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    ACCORD_RETURN_IF_ERROR(admit_locked(graph, producers, slot));
-    wake = !inline_mode_ && idle_workers_ > 0 && slot->occupied && slot->blockers == 0 &&
-           slot->producers_pending == 0;
+  std::unique_lock lock(mu_);
+  ACCORD_RETURN_IF_ERROR(admit_locked(graph, producers, slot));
+  wake = !inline_mode_ && idle_workers_ > 0 && slot->occupied && slot->blockers == 0 &&
+         slot->producers_pending == 0;
+  if (slot->failed) {
+    // A producer had failed already: the submission ends at once. The caller's
+    // observer keeps the slot readable.
+    Deferred deferred;
+    settle(lock, deferred);
+  } else {
+    lock.unlock();
   }
   if (wake) work_cv_.notify_one();
   return slot;
@@ -40,7 +46,9 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
                                Submission*& out_slot) {
   Session& session = graph.session();
   if (shutdown_) return busy_error("the engine is shutting down");
-  // 1. Poison and quarantine.
+  // 1. Lost devices, poison and quarantine.
+  for (devices::DeviceIndex d : graph.devices())
+    if (devices_.lost(d)) return devices_.lost_error(d);
   if (graph.quarantined()) return device_lost_error("graph quarantined after native failure");
   for (const AllocationUse& use : graph.uses())
     if (use.allocation->poisoned())
@@ -89,7 +97,14 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
   s.any_started = false;
   s.outcome = Status();
   s.accepted = Clock::now();
-  for (std::uint32_t r = 0; r < s.region_count; ++r) s.runs[r].state = RegionState::Pending;
+  s.launching = 0;
+  for (std::uint32_t r = 0; r < s.region_count; ++r) {
+    RegionRun& run = s.runs[r];
+    run.state = RegionState::Pending;
+    run.launched = false;
+    run.abandoned = false;
+    run.wait_count = 0;
+  }
 
   s.producer_count = static_cast<std::uint32_t>(producers.size());
   s.producers_pending = 0;
@@ -124,7 +139,6 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
   s.signal.store(Submission::kPending, std::memory_order_release);
   session.counters().add_submission();
   engine_stats_.add_submission();
-  if (s.failed) sweep_locked();
   out_slot = &s;
   return Status();
 }

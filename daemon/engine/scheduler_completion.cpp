@@ -1,6 +1,7 @@
 // Region and submission endings: success, failure (poison + quarantine, engine item
 // 10), cancellation, and releasing later submissions that were ordered behind.
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "daemon/engine/futex.h"
@@ -8,17 +9,21 @@
 
 namespace accord::engine {
 
-void Scheduler::region_finished(RegionRun& run, Status status) noexcept {
+void Scheduler::end_region(RegionRun& run, Status status, bool launched) noexcept {
   const Clock::time_point end = Clock::now();
+  Deferred deferred;
   bool wake_one = false;
   bool wake_all = false;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    // The watchdog failed this region already and counted it out; the graph is
+    // quarantined, so its slot was never reused and this late report can be dropped.
+    if (run.abandoned) return;
     Submission& s = *run.submission;
     PreparedGraph& graph = s.graph();
     Session& session = graph.session();
     const PreparedRegion& region = graph.regions()[run.region];
-    session.lane_busy[region.lane_slot] = false;
+    session.lane_busy[region.lane_slot] = 0;
     run.state = RegionState::Done;
     --s.running;
     --s.remaining;
@@ -29,18 +34,30 @@ void Scheduler::region_finished(RegionRun& run, Status status) noexcept {
       engine_stats_.add_copy(region.lane, region.copy_bytes);
     } else if (cancelled) {
       s.cancel_requested = true;
+    } else if (!launched) {
+      // Nothing reached the device: fail the submission, poison nothing.
+      if (!s.failed) {
+        s.failed = true;
+        s.outcome = std::move(status);
+      }
     } else {
       fail_locked(s, run.region, std::move(status));
     }
     session.trace.record(run.started, end, region.lane, ok ? region.copy_bytes : 0, !ok && !cancelled);
     const bool more_work = pending_count_ > 1 || graph.parallel() || s.remaining > 0;
-    if (can_finish(s)) sweep_locked();  // may destroy s and graph: no access below
+    if (s.launching == 0 && can_finish(s)) {
+      settle(lock, deferred);  // may destroy s and graph: no access below
+      lock.lock();
+    }
     notify_progress_locked();
     wake_all = shutdown_ && pending_head_ == nullptr;
     wake_one = idle_workers_ > 0 && pending_head_ != nullptr && more_work;
   }
   if (wake_all) work_cv_.notify_all();
   else if (wake_one) work_cv_.notify_one();
+  // Last: once the count reaches zero, shutdown may destroy the scheduler.
+  const bool draining = draining_.load();
+  if (inflight_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining) futex_wake_all(inflight_);
 }
 
 void Scheduler::fail_locked(Submission& s, std::uint32_t region, Status status) noexcept {
@@ -48,9 +65,10 @@ void Scheduler::fail_locked(Submission& s, std::uint32_t region, Status status) 
   const std::string source = status.to_string();
   if (!s.failed) {
     s.failed = true;
+    const PreparedRegion& r = graph.regions()[region];
     s.outcome = execution_error("executing graph region " + std::to_string(region) + " (" +
-                                std::string(to_string(graph.regions()[region].lane)) +
-                                " lane): " + source);
+                                std::string(to_string(r.lane)) + " lane of " +
+                                devices_.at(r.device).info().id().to_string() + "): " + source);
   }
   if (graph.quarantined()) return;
   // Completion is uncertain: every allocation the graph uses may have been half
@@ -70,14 +88,18 @@ bool Scheduler::add_listener(Submission& s, TerminalListener& listener) noexcept
 }
 
 bool Scheduler::remove_listener(Submission& s, TerminalListener& listener) noexcept {
-  std::lock_guard lock(mu_);
-  for (TerminalListener** link = &s.listeners; *link != nullptr; link = &(*link)->next_listener) {
-    if (*link == &listener) {
-      *link = listener.next_listener;
-      listener.next_listener = nullptr;
-      return true;
+  {
+    std::lock_guard lock(mu_);
+    for (TerminalListener** link = &s.listeners; *link != nullptr; link = &(*link)->next_listener) {
+      if (*link == &listener) {
+        *link = listener.next_listener;
+        listener.next_listener = nullptr;
+        return true;
+      }
     }
   }
+  // Detached for telling: wait until the teller is done with every listener.
+  while (s.telling.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   return false;
 }
 
@@ -87,22 +109,52 @@ bool Scheduler::can_finish(const Submission& s) const noexcept {
   return s.occupied && s.running == 0 && (s.remaining == 0 || s.cancel_requested || s.failed);
 }
 
-void Scheduler::sweep_locked() noexcept {
+bool Scheduler::sweep_locked(Deferred& deferred) noexcept {
   // Finishing one submission can fail its consumers (a failed producer) or let a
   // cancelled one end; repeat until nothing more can finish.
   for (bool progressed = true; progressed;) {
     progressed = false;
     for (Submission* s = pending_head_; s != nullptr; s = s->next) {
-      if (can_finish(*s)) {
-        finish_locked(*s);
+      if (s->launching == 0 && can_finish(*s)) {
+        if (deferred.full()) return true;
+        finish_locked(*s, deferred);
         progressed = true;
         break;
       }
     }
   }
+  return false;
 }
 
-void Scheduler::finish_locked(Submission& s) noexcept {
+void Scheduler::settle(std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept {
+  for (;;) {
+    const bool more = sweep_locked(deferred);
+    lock.unlock();
+    flush(deferred);
+    if (!more) return;
+    lock.lock();
+  }
+}
+
+void Scheduler::flush(Deferred& deferred) noexcept {
+  // Listeners first: each holds an observer, so its submission is still readable.
+  for (std::size_t i = 0; i < deferred.count; ++i) {
+    Submission& s = *deferred.ended[i];
+    for (TerminalListener* l = std::exchange(deferred.listeners[i], nullptr); l != nullptr;) {
+      TerminalListener* next = std::exchange(l->next_listener, nullptr);
+      l->on_terminal(s);  // may destroy l (a listener deletes itself once told)
+      l = next;
+    }
+    s.telling.store(0, std::memory_order_release);
+  }
+  // Then the pending job's graph reference: the last one runs the graph's destructor,
+  // which frees native regions and perhaps memory, outside every engine lock.
+  for (std::size_t i = 0; i < deferred.count; ++i)
+    std::exchange(deferred.ended[i], nullptr)->graph().release();  // may destroy the submission
+  deferred.count = 0;
+}
+
+void Scheduler::finish_locked(Submission& s, Deferred& deferred) noexcept {
   PreparedGraph& graph = s.graph();
   Session& session = graph.session();
   // Unlink; release later submissions that were ordered behind this one.
@@ -142,15 +194,11 @@ void Scheduler::finish_locked(Submission& s) noexcept {
   engine_stats_.add_completion();
   s.signal.store(Submission::kTerminal);
   if (s.waiters.load() > 0) futex_wake_all(s.signal);
-  for (TerminalListener* l = std::exchange(s.listeners, nullptr); l != nullptr;) {
-    TerminalListener* next = std::exchange(l->next_listener, nullptr);
-    l->on_terminal(s);
-    l = next;
-  }
+  if (s.listeners != nullptr) s.telling.store(1, std::memory_order_relaxed);
+  deferred.ended[deferred.count] = &s;
+  deferred.listeners[deferred.count] = std::exchange(s.listeners, nullptr);
+  ++deferred.count;
   if (lease_waiters_ > 0) host_cv_.notify_all();
-  // Destructors reached from here (graph, allocations, kernels, session) never take the
-  // scheduler lock, so releasing under it is safe.
-  graph.release();  // may destroy s and graph: no access below
 }
 
 }  // namespace accord::engine

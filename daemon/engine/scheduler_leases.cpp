@@ -15,6 +15,8 @@ Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool blo
   const bool write = mode == LeaseMode::Write;
   std::unique_lock lock(mu_);
   for (;;) {
+    if (devices_.lost(allocation.home()))
+      return devices_.lost_error(allocation.home()).annotate("allocation " + std::to_string(allocation.id()));
     if (allocation.poisoned())
       return device_lost_error("allocation " + std::to_string(allocation.id()) +
                                " is poisoned: " + allocation.poison_message());

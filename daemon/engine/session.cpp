@@ -14,39 +14,64 @@ Status SessionLimits::validate() const {
 }
 
 Session::Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label)
-    : engine_(engine), id_(id), limits_(std::move(limits)), label_(std::move(label)) {}
+    : lane_busy(engine.devices().size() * kLaneKindCount, 0),
+      engine_(engine),
+      id_(id),
+      limits_(std::move(limits)),
+      label_(std::move(label)) {}
 
 Result<Ref<Allocation>> Session::allocate(std::size_t bytes, MemoryPlacement placement) {
   if (bytes == 0) return invalid_error("cannot allocate 0 bytes");
   if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
     return invalid_error("allocation of " + std::to_string(bytes) + " bytes exceeds PTRDIFF_MAX");
-  const int device = engine_.devices().find_for(placement);
+  devices::DeviceRegistry& registry = engine_.device_registry();
+  const int device = registry.find_for(placement);
   if (device < 0)
-    return unsupported_error("no device here holds " + placement.to_string() +
-                             " memory (devices present: host only)");
-  if (limits_.memory_budget) {
-    std::uint64_t used = budget_used_.load(std::memory_order_relaxed);
-    do {
-      if (used + bytes > *limits_.memory_budget)
-        return busy_error("memory budget exhausted: " + std::to_string(used) + " of " +
-                          std::to_string(*limits_.memory_budget) + " bytes in use, " +
-                          std::to_string(bytes) + " more requested");
-    } while (!budget_used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
-  } else {
-    budget_used_.fetch_add(bytes, std::memory_order_relaxed);
-  }
-  auto memory = engine_.device_registry().at(static_cast<std::size_t>(device))
-                    .allocate(devices::AllocationRequest{bytes, placement});
+    return unsupported_error("no device here holds " + placement.to_string() + " memory (devices: " +
+                             registry.describe() + ")");
+  if (registry.lost(static_cast<std::size_t>(device)))
+    return registry.lost_error(static_cast<std::size_t>(device)).annotate("allocating " + placement.to_string());
+  // Charge what was asked for first, so concurrent allocations cannot overshoot the
+  // budget together; then settle to what the device granted (GPU memory comes in
+  // 2 MiB units), which may still exceed the budget.
+  ACCORD_RETURN_IF_ERROR(charge_budget(bytes, bytes));
+  auto memory = registry.at(static_cast<std::size_t>(device)).allocate(devices::AllocationRequest{bytes, placement});
   if (!memory.ok()) {
     release_budget(bytes);
     return std::move(memory).status();
   }
+  const std::size_t granted = memory.value()->bytes();
+  if (granted < bytes) {
+    release_budget(bytes);
+    return internal_error("device " + registry.at(static_cast<std::size_t>(device)).info().name + " granted " +
+                          std::to_string(granted) + " bytes for a request of " + std::to_string(bytes));
+  }
+  if (granted > bytes) {
+    if (Status s = charge_budget(granted - bytes, granted); !s.ok()) {
+      release_budget(bytes);
+      return s;
+    }
+  }
   const bool import = placement.kind() == MemoryPlacement::Kind::Shared;
-  stats_.add_allocation(bytes, import);
-  engine_.counters().add_allocation(bytes, import);
+  stats_.add_allocation(granted, import);
+  engine_.counters().add_allocation(granted, import);
   return make_ref<Allocation>(Ref<Session>::retain(this), engine_.next_id(),
-                              static_cast<std::uint8_t>(device), placement,
-                              std::move(memory).value(), bytes);
+                              static_cast<devices::DeviceIndex>(device), placement, std::move(memory).value(), bytes);
+}
+
+Status Session::charge_budget(std::uint64_t bytes, std::uint64_t request) {
+  if (!limits_.memory_budget) {
+    budget_used_.fetch_add(bytes, std::memory_order_relaxed);
+    return Status();
+  }
+  std::uint64_t used = budget_used_.load(std::memory_order_relaxed);
+  do {
+    if (used + bytes > *limits_.memory_budget)
+      return busy_error("memory budget exhausted: " + std::to_string(used) + " of " +
+                        std::to_string(*limits_.memory_budget) + " bytes in use, " + std::to_string(request) +
+                        " more requested");
+  } while (!budget_used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  return Status();
 }
 
 void Session::release_budget(std::uint64_t bytes) noexcept {
@@ -56,11 +81,16 @@ void Session::release_budget(std::uint64_t bytes) noexcept {
 Result<Ref<Kernel>> Session::load_kernel(const devices::CodeImage& image,
                                          const KernelContract& contract) {
   ACCORD_RETURN_IF_ERROR(contract.validate());
-  // Host kernels run on the host device, which is always index 0.
-  constexpr std::uint8_t kHostDevice = 0;
-  auto code = engine_.device_registry().at(kHostDevice).load(image, contract);
+  devices::DeviceRegistry& registry = engine_.device_registry();
+  const int device = registry.find(image.device);
+  if (device < 0)
+    return unsupported_error("cannot load kernel '" + image.name + "' on " + image.device.to_string() +
+                             ": no such device here (devices: " + registry.describe() + ")");
+  const auto index = static_cast<devices::DeviceIndex>(device);
+  if (registry.lost(index)) return registry.lost_error(index).annotate("loading kernel '" + image.name + "'");
+  auto code = registry.at(index).load(image, contract);
   if (!code.ok()) return std::move(code).status();
-  return make_ref<Kernel>(Ref<Session>::retain(this), kHostDevice, std::move(code).value());
+  return make_ref<Kernel>(Ref<Session>::retain(this), index, std::move(code).value());
 }
 
 Result<Submission*> Session::submit(PreparedGraph& graph, std::span<Submission* const> producers) {

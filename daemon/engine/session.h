@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "accord/placement.h"
 #include "accord/statistics.h"
@@ -25,9 +26,6 @@ namespace accord::engine {
 class Engine;
 class PreparedGraph;
 class Submission;
-
-inline constexpr std::size_t kMaxDevices = 8;
-inline constexpr std::size_t kLaneSlots = kMaxDevices * kLaneKindCount;
 
 struct SessionLimits {
   std::size_t max_submissions = 64;  // pending submissions; more is Busy
@@ -48,11 +46,14 @@ class Session final : public RefCounted {
   const SessionLimits& limits() const noexcept { return limits_; }
   Engine& engine() const noexcept { return engine_; }
 
-  // Zero-initialised storage on the first device that holds `placement`. Invalid for 0
-  // bytes; Unsupported when no device holds the placement; Busy over the budget.
+  // Zero-initialised storage on the home device of `placement`, charged to the budget
+  // at the size the device granted. Invalid for 0 bytes; Unsupported when no device here
+  // holds the placement; DeviceLost when that device is lost; Busy over the budget.
   // Thread-safe.
   Result<Ref<Allocation>> allocate(std::size_t bytes, MemoryPlacement placement);
-  // Loads code on the device that runs it (the host device for host kernels).
+  // Loads code on the device `image.device` names, which then runs it (its Host,
+  // Compute or NPU lane by kind). Unsupported when no such device is here; DeviceLost
+  // when it is lost; the device's own load errors otherwise. Thread-safe.
   Result<Ref<Kernel>> load_kernel(const devices::CodeImage& image, const KernelContract& contract);
   // Infers dependencies, checks contracts and lowers (engine items 1-3, 11). Messages
   // name the node and binding at fault. Thread-safe.
@@ -72,9 +73,13 @@ class Session final : public RefCounted {
   // --- engine internals ---
   StatCounters& counters() noexcept { return stats_; }
   void release_budget(std::uint64_t bytes) noexcept;
+  // Adds `bytes` to the budget in use; Busy (naming `request`) when it would overflow.
+  Status charge_budget(std::uint64_t bytes, std::uint64_t request);
   // Scheduler-lock state.
   std::size_t occupancy = 0;
-  std::array<bool, kLaneSlots> lane_busy{};
+  // One flag per (device, lane): index device * kLaneKindCount + lane. Sized at
+  // construction for every device of the engine, so there is no fixed device cap.
+  std::vector<std::uint8_t> lane_busy;
   TraceBuffer trace;
 
  private:

@@ -1,3 +1,4 @@
+// Submission slots and their region sinks; the state machine lives in the scheduler.
 #include "daemon/engine/submission.h"
 
 #include "daemon/engine/engine.h"
@@ -22,9 +23,15 @@ Submission::Submission(PreparedGraph& graph, std::uint32_t index, std::size_t re
       region_count(static_cast<std::uint32_t>(regions)),
       graph_(&graph),
       index_(index) {
+  const auto& prepared = graph.regions();
   for (std::size_t r = 0; r < regions; ++r) {
-    runs[r].submission = this;
-    runs[r].region = static_cast<std::uint32_t>(r);
+    RegionRun& run = runs[r];
+    run.submission = this;
+    run.region = static_cast<std::uint32_t>(r);
+    if (r >= prepared.size() || !prepared[r].native_waits) continue;
+    for (std::uint32_t p : prepared[r].predecessors)
+      if (prepared[p].device == prepared[r].device) ++run.wait_capacity;
+    if (run.wait_capacity) run.waits = std::make_unique<devices::RegionWait[]>(run.wait_capacity);
   }
 }
 

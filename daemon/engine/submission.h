@@ -20,14 +20,15 @@ namespace accord::engine {
 class PreparedGraph;
 class Submission;
 
-// Told once when a submission becomes terminal, on the thread that finished it, under
-// the scheduler lock: it must not call back into the scheduler and must not block (the
-// gRPC service starts a stream write here). Owned by the caller; see
+// Told once when a submission becomes terminal, on the thread that finished it, after
+// the scheduler lock was released: it must not block (the gRPC service starts a stream
+// write here). The listener must hold an observer of the submission until it is told
+// or removed, so the slot is not reused under it. Owned by the caller; see
 // Scheduler::add_listener.
 class TerminalListener {
  public:
   virtual void on_terminal(Submission& submission) noexcept = 0;
-  TerminalListener* next_listener = nullptr;  // scheduler lock
+  TerminalListener* next_listener = nullptr;  // scheduler lock, until detached to be told
 
  protected:
   ~TerminalListener() = default;
@@ -48,6 +49,17 @@ class RegionRun final : public devices::CompletionSink {
   std::uint32_t region = 0;
   RegionState state = RegionState::Pending;  // scheduler lock
   Clock::time_point started;                 // scheduler lock
+  // Native waits handed to the device at launch: room for every same-device
+  // predecessor, preallocated at prepare so that a launch never allocates.
+  std::unique_ptr<devices::RegionWait[]> waits;
+  std::uint32_t wait_capacity = 0;
+  std::uint32_t wait_count = 0;  // scheduler lock; filled when the region is picked
+  // Scheduler lock. A region of a natively waiting device is `launched` once its
+  // launch() call returned: only then may a successor wait on it natively.
+  bool launched = false;
+  // Scheduler lock. Failed by the watchdog: the device's late report, if it ever
+  // comes, is ignored (the graph is quarantined, so the slot is never reused).
+  bool abandoned = false;
 };
 
 class Submission final : public detail::CompletionImpl {
@@ -84,6 +96,12 @@ class Submission final : public detail::CompletionImpl {
   std::uint32_t running = 0;
   std::uint32_t blockers = 0;   // earlier pending submissions that conflict
   std::uint32_t producers_pending = 0;
+  // Launches of natively waiting regions still inside Device::launch(): the
+  // submission cannot finish (and its slot cannot be reused) until they returned.
+  std::uint32_t launching = 0;
+  // 1 while its listeners are detached but not all told (outside the scheduler lock);
+  // remove_listener() waits for 0 so a listener is never destroyed while being told.
+  std::atomic<std::uint32_t> telling{0};
   bool cancel_requested = false;
   bool failed = false;
   bool any_started = false;
@@ -91,7 +109,7 @@ class Submission final : public detail::CompletionImpl {
   Clock::time_point accepted, first_start, finished;
   std::array<Submission*, kMaxProducers> producers{};
   std::uint32_t producer_count = 0;
-  TerminalListener* listeners = nullptr;  // told at finish, then cleared
+  TerminalListener* listeners = nullptr;  // detached at finish, then told outside the lock
   Submission* prev = nullptr;  // pending list, in submission order
   Submission* next = nullptr;
 

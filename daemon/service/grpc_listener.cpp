@@ -17,13 +17,13 @@ Result<std::unique_ptr<GrpcListener>> GrpcListener::start(const std::string& pat
                                                           grpc::Server& server, PeerRegistry& peers) {
   auto listener = wire::listen_unix(path, SOCK_STREAM, mode);
   if (!listener.ok()) return std::move(listener).status().annotate("gRPC socket " + path);
-  devices::UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) return internal_error("eventfd for the gRPC listener failed");
   return std::unique_ptr<GrpcListener>(new GrpcListener(server, peers, std::move(listener).value(), std::move(wake)));
 }
 
-GrpcListener::GrpcListener(grpc::Server& server, PeerRegistry& peers, devices::UniqueFd listener,
-                           devices::UniqueFd wake)
+GrpcListener::GrpcListener(grpc::Server& server, PeerRegistry& peers, UniqueFd listener,
+                           UniqueFd wake)
     : server_(server), peers_(peers), listener_(std::move(listener)), wake_(std::move(wake)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -52,7 +52,7 @@ void GrpcListener::run() {
     // Non-blocking: a blocking fd stalls gRPC before the HTTP/2 SETTINGS frame.
     auto accepted = wire::accept_unix(listener_.get(), /*nonblocking=*/true);
     if (!accepted.ok() || !accepted.value()) continue;
-    devices::UniqueFd socket = std::move(*accepted.value());
+    UniqueFd socket = std::move(*accepted.value());
     auto peer = wire::peer_credentials(socket.get());
     if (!peer.ok()) continue;
     // Recorded before gRPC sees the fd, so the first call already finds it. Refused

@@ -12,7 +12,7 @@
 #include <grpcpp/server.h>
 
 #include "accord/status.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 #include "daemon/service/peer_registry.h"
 
 namespace accord::service {
@@ -25,13 +25,13 @@ class GrpcListener {
   void stop() noexcept;
 
  private:
-  GrpcListener(grpc::Server& server, PeerRegistry& peers, devices::UniqueFd listener, devices::UniqueFd wake);
+  GrpcListener(grpc::Server& server, PeerRegistry& peers, UniqueFd listener, UniqueFd wake);
   void run();
 
   grpc::Server& server_;
   PeerRegistry& peers_;
-  devices::UniqueFd listener_;
-  devices::UniqueFd wake_;
+  UniqueFd listener_;
+  UniqueFd wake_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -47,7 +47,7 @@ Result<std::unique_ptr<SessionChannelServer>> SessionChannelServer::start(const 
                                                                           const AccessPolicy& policy) {
   auto listener = wire::listen_unix(options.path, SOCK_SEQPACKET, options.mode);
   if (!listener.ok()) return std::move(listener).status().annotate("session channel " + options.path);
-  devices::UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) return internal_error("eventfd for the session channel failed");
   return std::unique_ptr<SessionChannelServer>(new SessionChannelServer(
       options, engine, sessions, policy, std::move(listener).value(), std::move(wake)));
@@ -55,7 +55,7 @@ Result<std::unique_ptr<SessionChannelServer>> SessionChannelServer::start(const 
 
 SessionChannelServer::SessionChannelServer(SessionChannelOptions options, engine::Engine& engine,
                                            SessionRegistry& sessions, const AccessPolicy& policy,
-                                           devices::UniqueFd listener, devices::UniqueFd wake)
+                                           UniqueFd listener, UniqueFd wake)
     : options_(std::move(options)),
       engine_(engine),
       sessions_(sessions),
@@ -104,7 +104,7 @@ void SessionChannelServer::accept_one() {
   // stops reading its replies must never block it; such a client is dropped instead.
   auto accepted = wire::accept_unix(listener_.get(), /*nonblocking=*/true);
   if (!accepted.ok() || !accepted.value()) return;
-  devices::UniqueFd socket = std::move(*accepted.value());
+  UniqueFd socket = std::move(*accepted.value());
   auto peer = wire::peer_credentials(socket.get());
   if (!peer.ok()) return;
   const bool refused = !policy_.allowed(peer.value());

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "accord/status.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 #include "daemon/engine/engine.h"
 #include "daemon/service/access_policy.h"
 #include "daemon/service/session_registry.h"
@@ -38,7 +38,7 @@ class SessionChannelServer {
 
  private:
   SessionChannelServer(SessionChannelOptions options, engine::Engine& engine, SessionRegistry& sessions,
-                       const AccessPolicy& policy, devices::UniqueFd listener, devices::UniqueFd wake);
+                       const AccessPolicy& policy, UniqueFd listener, UniqueFd wake);
   void run();
   void accept_one();
   // Returns false when the connection should be closed.
@@ -48,7 +48,7 @@ class SessionChannelServer {
   void drop(int fd);
 
   struct Connection {
-    devices::UniqueFd socket;
+    UniqueFd socket;
     wire::PeerCredentials peer;
     std::shared_ptr<ServiceSession> session;  // empty until Hello
     bool refused = false;  // uid not allowed: answer its first message with the reason
@@ -58,8 +58,8 @@ class SessionChannelServer {
   engine::Engine& engine_;
   SessionRegistry& sessions_;
   const AccessPolicy& policy_;
-  devices::UniqueFd listener_;
-  devices::UniqueFd wake_;  // eventfd that stop() signals
+  UniqueFd listener_;
+  UniqueFd wake_;  // eventfd that stop() signals
   std::unordered_map<int, Connection> connections_;  // owned by the thread
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #include "accord/status.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 #include "proto/wire/session_messages.h"
 
 namespace accord::wire {
@@ -28,7 +28,7 @@ struct ReceivedMessage {
   MessageHeader header;
   std::array<std::byte, kMaxMessageBytes> payload{};
   std::size_t payload_bytes = 0;
-  devices::UniqueFd fd;  // the passed descriptor, if any
+  UniqueFd fd;  // the passed descriptor, if any
 
   MessageType type() const noexcept { return static_cast<MessageType>(header.type); }
   // Decodes the payload as `T`. Invalid when the size differs from sizeof(T).
@@ -81,13 +81,13 @@ Result<PeerCredentials> peer_credentials(int socket);
 // than a socket is there) and applies `mode` (e.g. 0660) to the new one before it
 // listens. Invalid when `path` is empty or does not fit in sun_path; Busy when out of
 // descriptors.
-Result<devices::UniqueFd> listen_unix(const std::string& path, int type, unsigned mode, int backlog = 64);
+Result<UniqueFd> listen_unix(const std::string& path, int type, unsigned mode, int backlog = 64);
 // Unsupported when nothing listens at `path` (no daemon running).
-Result<devices::UniqueFd> connect_unix(const std::string& path, int type);
+Result<UniqueFd> connect_unix(const std::string& path, int type);
 // accept4 with SOCK_CLOEXEC and, when `nonblocking`, SOCK_NONBLOCK on the accepted
 // socket. Empty result when no connection is waiting (EAGAIN) on a non-blocking
 // listener, and when the accept was interrupted or the connection aborted before it
 // was taken (EINTR, ECONNABORTED): the caller polls again. Busy when out of descriptors.
-Result<std::optional<devices::UniqueFd>> accept_unix(int listener, bool nonblocking);
+Result<std::optional<UniqueFd>> accept_unix(int listener, bool nonblocking);
 
 }  // namespace accord::wire

@@ -291,7 +291,7 @@ Row measure(Fixture& f, std::size_t nodes, std::size_t iterations) {
     natives.clear();  // untimed: the last repetition's regions
     watch.start();
     for (std::span<const devices::Operation> run : lowering.runs)
-      natives.push_back(unwrap(host.lower(run), "host lower"));
+      natives.push_back(unwrap(host.lower(devices::RegionRequest{run}), "host lower"));
     return watch.stop();
   });
   return row;

@@ -5,20 +5,30 @@ set -u
 root=${1:?usage: check_dependencies.sh SOURCE_DIR}
 cd "$root" || exit 2
 status=0
-forbid() {  # forbid DIR PATTERN WHY
-  local hits
-  hits=$(grep -rnE "#include [<\"]($2)" "$1" --include='*.h' --include='*.cpp' 2>/dev/null)
+forbid() {  # forbid DIR PATTERN WHY [pcre]
+  local hits mode=-E
+  [[ ${4:-} == pcre ]] && mode=-P
+  hits=$(grep -rn $mode "#include [<\"]($2)" "$1" --include='*.h' --include='*.cpp' --include='*.c' 2>/dev/null)
   if [[ -n $hits ]]; then
     echo "back-edge: $3"
     echo "$hits"
     status=1
   fi
 }
-forbid daemon/engine 'daemon/service|grpc|accord/v1/|proto/|client/src' "the engine must not see the service, gRPC or the client"
+forbid daemon/engine 'daemon/service|grpc|accord/v1/|proto/|client/src|daemon/devices/[a-z0-9_]+/' "the engine must not see the service, gRPC, the client or any backend"
 forbid daemon/devices 'daemon/engine|daemon/service|grpc|accord/v1/|client/src' "devices must not see the engine, the service or the client"
 forbid client/include 'daemon/|grpc|client/src|proto/' "the public API must not expose internals"
 forbid client/api 'daemon/|grpc|client/src|proto/' "the vocabulary library must stay dependency-free"
-forbid proto/wire 'daemon/engine|daemon/service|client/src|grpc' "the wire library is shared by both sides and sees neither"
+forbid proto 'daemon/|client/src' "the wire library and protocol are shared by both sides and see neither"
+forbid proto/wire 'grpc' "the wire library does not use gRPC"
+# A backend sees only the device interface and the vocabulary library, never another
+# backend; the composition root (daemon/devices/composition) is the one place that
+# knows them all.
+for backend in daemon/devices/*/; do
+  name=$(basename "$backend")
+  [[ $name == composition ]] && continue
+  forbid "$backend" "daemon/devices/(?!$name/)[a-z0-9_]+/" "backend '$name' must not include another backend" pcre
+done
 forbid client/src/embedded 'daemon/service|grpc|accord/v1/' "the embedded transport uses the engine, not the service"
 if ((status == 0)); then echo "dependencies point one way"; fi
 exit $status

@@ -18,7 +18,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "accord/v1/accord.grpc.pb.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 #include "daemon/service/daemon.h"
 #include "proto/wire/session_channel.h"
 
@@ -26,7 +26,7 @@ namespace robustness {
 
 namespace v1 = accord::v1;
 namespace wire = accord::wire;
-using accord::devices::UniqueFd;
+using accord::UniqueFd;
 using Stub = v1::Accord::Stub;
 
 // Every call made by the suite has a deadline, so a hung daemon fails a test instead of

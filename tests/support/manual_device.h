@@ -29,6 +29,7 @@ class ManualDevice final : public devices::Device {
 
   ManualDevice() {
     info_.kind = devices::DeviceKind::Host;
+    info_.backend = "manual";
     info_.name = "manual";
     info_.target = "test";
     launched_capacity_.reserve(1024);
@@ -49,9 +50,21 @@ class ManualDevice final : public devices::Device {
     return std::unique_ptr<devices::LoadedCode>(new Code(image.name, contract));
   }
 
-  Result<std::unique_ptr<devices::NativeRegion>> lower(std::span<const devices::Operation> run) override {
+  Result<std::unique_ptr<devices::AdmittedMemory>> admit(const devices::DeviceMemory& memory,
+                                                         const devices::DeviceInfo& home) override {
+    struct View final : devices::AdmittedMemory {
+      explicit View(std::uint64_t a) : address(a) {}
+      std::uint64_t device_address() const noexcept override { return address; }
+      std::uint64_t address;
+    };
+    if (memory.host_address() == nullptr)
+      return unsupported_error("manual device cannot reach memory of " + home.name);
+    return std::unique_ptr<devices::AdmittedMemory>(new View(memory.device_address()));
+  }
+
+  Result<std::unique_ptr<devices::NativeRegion>> lower(const devices::RegionRequest& request) override {
     auto region = std::make_unique<Region>();
-    region->ops = run.size();
+    region->ops = request.operations.size();
     region->tag = next_tag_++;
     return std::unique_ptr<devices::NativeRegion>(std::move(region));
   }

@@ -6,6 +6,7 @@
 #include "accord/builtin_kernels.h"
 #include "accord/completion.h"
 #include "accord/contract.h"
+#include "accord/device_id.h"
 #include "accord/executable_graph.h"
 #include "accord/graph.h"
 #include "accord/guards.h"

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "accord/device_id.h"
+
 namespace accord {
 
 class MemoryPlacement {
@@ -27,6 +29,10 @@ class MemoryPlacement {
   constexpr bool host_mapped() const noexcept { return kind_ != Kind::GpuLocal; }
   // Shared allocations are tracked as a whole (cache maintenance is allocation-wide).
   constexpr bool tracked_whole() const noexcept { return kind_ == Kind::Shared; }
+
+  // The device whose memory this is: the host for HostVisible, the GPU for GpuLocal,
+  // the NPU for NpuLocal and Shared (Shared is admitted to every GPU as well).
+  DeviceId home() const noexcept;
 
   friend constexpr bool operator==(MemoryPlacement, MemoryPlacement) = default;
   std::string to_string() const;

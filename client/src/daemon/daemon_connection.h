@@ -13,7 +13,7 @@
 #include "accord/runtime.h"
 #include "accord/status.h"
 #include "accord/v1/accord.grpc.pb.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 
 namespace accord::detail {
 
@@ -41,7 +41,7 @@ class DaemonConnection {
 
  private:
   DaemonConnection() = default;
-  devices::UniqueFd session_;
+  UniqueFd session_;
   std::mutex session_mu_;
   std::uint32_t next_request_ = 1;
   std::uint64_t session_id_ = 0;

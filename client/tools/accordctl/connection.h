@@ -16,7 +16,7 @@
 #include "accord/status.h"
 #include "accord/v1/accord.grpc.pb.h"
 #include "client/tools/accordctl/rpc_errors.h"
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 
 namespace accord::ctl {
 
@@ -72,7 +72,7 @@ class Connection {
   GlobalOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Accord::Stub> stub_;
-  devices::UniqueFd session_channel_;
+  UniqueFd session_channel_;
   std::string token_;
   std::uint64_t session_id_ = 0;
 };

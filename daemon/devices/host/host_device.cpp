@@ -25,6 +25,7 @@ std::string machine_architecture() {
 HostDevice::HostDevice(const HostDeviceOptions& options) : plugins_(options) {
   info_.kind = DeviceKind::Host;
   info_.ordinal = 0;
+  info_.backend = "host";
   info_.name = "host";
   info_.target = machine_architecture();
 }
@@ -58,8 +59,20 @@ Result<std::unique_ptr<LoadedCode>> HostDevice::load(const CodeImage& image, con
                            std::to_string(static_cast<int>(image.kind)));
 }
 
-Result<std::unique_ptr<NativeRegion>> HostDevice::lower(std::span<const Operation> run) {
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<HostRegion> region, HostRegion::lower(run));
+Result<std::unique_ptr<AdmittedMemory>> HostDevice::admit(const DeviceMemory& memory, const DeviceInfo& home) {
+  struct HostView final : AdmittedMemory {
+    explicit HostView(std::byte* address) : address_(address) {}
+    std::uint64_t device_address() const noexcept override { return reinterpret_cast<std::uint64_t>(address_); }
+    std::byte* address_;
+  };
+  if (memory.host_address() == nullptr)
+    return unsupported_error("the host CPU cannot reach memory of " + home.id().to_string() + " (" + home.name +
+                             "): it is not host mapped");
+  return std::unique_ptr<AdmittedMemory>(std::make_unique<HostView>(memory.host_address()));
+}
+
+Result<std::unique_ptr<NativeRegion>> HostDevice::lower(const RegionRequest& request) {
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<HostRegion> region, HostRegion::lower(request.operations));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 

@@ -36,8 +36,13 @@ class HostDevice final : public Device {
   // the kernel. Blocks on dlopen for a plugin's first load. Thread-safe.
   Result<std::unique_ptr<LoadedCode>> load(const CodeImage& image, const KernelContract& contract) override;
 
-  // A HostRegion task list; see HostRegion::lower() for the checks. Thread-safe.
-  Result<std::unique_ptr<NativeRegion>> lower(std::span<const Operation> run) override;
+  // Any memory with a host address (an NPU's Shared or NpuLocal pages) is visible to
+  // the CPU as it is; anything else is Unsupported, naming `home`. Thread-safe.
+  Result<std::unique_ptr<AdmittedMemory>> admit(const DeviceMemory& memory, const DeviceInfo& home) override;
+
+  // A HostRegion task list; see HostRegion::lower() for the checks. The edges are not
+  // needed: a host region runs its operations in recording order. Thread-safe.
+  Result<std::unique_ptr<NativeRegion>> lower(const RegionRequest& request) override;
 
   // Runs `region` (a HostRegion from this device's lower()) on the calling thread and
   // calls `sink` before returning. `waits` is ignored: regions launch synchronously, so

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "daemon/devices/common/unique_fd.h"
+#include "client/api/unique_fd.h"
 #include "daemon/devices/device.h"
 
 namespace accord::devices::host {

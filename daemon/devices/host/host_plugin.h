@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "accord/plugin_abi.h"
-#include "daemon/devices/common/unique_dl_handle.h"
+#include "client/api/unique_dl_handle.h"
 #include "daemon/devices/host/host_code.h"
 #include "daemon/devices/host/host_options.h"
 

@@ -65,7 +65,7 @@ inline Operation kernel_op(const LoadedCode& code, std::span<const OperationBind
 
 // Lowers `run` (which must succeed) and launches it, returning the recorded outcome.
 inline void lower_and_launch(Device& device, std::span<const Operation> run, RecordingSink& sink) {
-  auto region = device.lower(run);
+  auto region = device.lower(devices::RegionRequest{run});
   REQUIRE(region.ok());
   device.launch(**region, RegionWaits{}, sink);
   REQUIRE(sink.calls() == 1);

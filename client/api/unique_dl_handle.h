@@ -8,7 +8,7 @@
 
 #include <utility>
 
-namespace accord::devices {
+namespace accord {
 
 class UniqueDlHandle {
  public:
@@ -47,4 +47,4 @@ class UniqueDlHandle {
   void* handle_ = nullptr;
 };
 
-}  // namespace accord::devices
+}  // namespace accord

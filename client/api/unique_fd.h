@@ -7,7 +7,7 @@
 
 #include <utility>
 
-namespace accord::devices {
+namespace accord {
 
 class UniqueFd {
  public:
@@ -44,4 +44,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace accord::devices
+}  // namespace accord

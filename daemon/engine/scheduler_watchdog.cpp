@@ -1,0 +1,79 @@
+// The watchdog and device loss (ARCHITECTURE.md, "Completion from device threads" and
+// "Device loss"). A region that never reports (a hung fence, a stuck driver) is failed
+// with Execution after SchedulerOptions::watchdog_timeout and its device marked lost;
+// a lost device fails what was queued on it with DeviceLost as workers reach it, and
+// nothing on other devices notices.
+#include <algorithm>
+#include <string>
+
+#include "daemon/engine/futex.h"
+#include "daemon/engine/scheduler.h"
+
+namespace accord::engine {
+
+void Scheduler::on_device_lost(devices::DeviceIndex device, const Status& cause) noexcept {
+  {
+    std::lock_guard lock(mu_);
+    // Queued regions touching the device fail when a worker or helper picks them
+    // (execute() checks device state before launching); wake them all to do it now.
+    notify_progress_locked();
+  }
+  work_cv_.notify_all();
+  host_cv_.notify_all();
+  if (options_.on_device_lost) options_.on_device_lost(device, cause);
+}
+
+void Scheduler::watchdog_loop() {
+  // Checking a few times per timeout is precise enough and keeps an idle daemon idle.
+  const auto period = std::clamp<std::chrono::milliseconds>(options_.watchdog_timeout / 8,
+                                                           std::chrono::milliseconds(5), std::chrono::seconds(1));
+  std::unique_lock lock(mu_);
+  while (!watchdog_stop_) {
+    watchdog_cv_.wait_for(lock, period);
+    if (watchdog_stop_) break;
+    Deferred deferred;
+    LostDevices lost;
+    const std::size_t expired = expire_locked(Clock::now(), lost);
+    if (expired == 0) continue;
+    settle(lock, deferred);
+    work_cv_.notify_all();
+    // Outside the lock: marking a device lost calls back into on_device_lost().
+    for (std::size_t i = 0; i < lost.count; ++i)
+      devices_.mark_lost(lost.devices[i], execution_error("a region on it did not complete within " +
+                                                  std::to_string(options_.watchdog_timeout.count()) + " ms"));
+    // The abandoned regions no longer count as in flight: shutdown need not wait for
+    // a report that may never come.
+    const bool draining = draining_.load();
+    if (inflight_.fetch_sub(static_cast<std::uint32_t>(expired)) == expired && draining) futex_wake_all(inflight_);
+    lock.lock();
+  }
+}
+
+std::size_t Scheduler::expire_locked(Clock::time_point now, LostDevices& lost) {
+  std::size_t expired = 0;
+  for (Submission* s = pending_head_; s != nullptr; s = s->next) {
+    for (std::uint32_t r = 0; r < s->region_count; ++r) {
+      RegionRun& run = s->runs[r];
+      if (run.state != RegionState::Running || run.abandoned || now - run.started < options_.watchdog_timeout)
+        continue;
+      PreparedGraph& graph = s->graph();
+      const PreparedRegion& region = graph.regions()[r];
+      run.abandoned = true;
+      run.state = RegionState::Done;
+      graph.session().lane_busy[region.lane_slot] = 0;
+      --s->running;
+      --s->remaining;
+      // A launch that never returned would keep the submission open forever.
+      if (region.native_waits && !run.launched && s->launching > 0) --s->launching;
+      const std::string& device = devices_.at(region.device).info().name;
+      fail_locked(*s, r,
+                  execution_error("region " + std::to_string(r) + " on device " + device + " did not complete within " +
+                                  std::to_string(options_.watchdog_timeout.count()) + " ms (watchdog)"));
+      ++expired;
+      lost.add(region.device);
+    }
+  }
+  return expired;
+}
+
+}  // namespace accord::engine
