@@ -138,9 +138,9 @@ class Scheduler final : private devices::DeviceLossObserver {
       if (count < devices.size()) devices[count++] = d;
     }
   };
-  // Fails regions that outran the watchdog and returns how many; `lost` gets their
-  // devices.
-  std::size_t expire_locked(Clock::time_point now, LostDevices& lost);
+  // Counts the regions that outran the watchdog, adds their devices to `lost` and,
+  // when `apply`, fails them.
+  std::size_t expire_locked(Clock::time_point now, LostDevices& lost, bool apply);
 
   devices::DeviceRegistry& devices_;
   StatCounters& engine_stats_;

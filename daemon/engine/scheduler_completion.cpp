@@ -25,6 +25,8 @@ void Scheduler::end_region(RegionRun& run, Status status, bool launched) noexcep
     const PreparedRegion& region = graph.regions()[run.region];
     session.lane_busy[region.lane_slot] = 0;
     run.state = RegionState::Done;
+    // A region failed before launch never reaches launch_returned().
+    if (!launched && region.native_waits) --s.launching;
     --s.running;
     --s.remaining;
     const bool ok = status.ok();
@@ -66,9 +68,12 @@ void Scheduler::fail_locked(Submission& s, std::uint32_t region, Status status) 
   if (!s.failed) {
     s.failed = true;
     const PreparedRegion& r = graph.regions()[region];
-    s.outcome = execution_error("executing graph region " + std::to_string(region) + " (" +
-                                std::string(to_string(r.lane)) + " lane of " +
-                                devices_.at(r.device).info().id().to_string() + "): " + source);
+    std::string message = "executing graph region " + std::to_string(region) + " (" + std::string(to_string(r.lane)) +
+                          " lane of " + devices_.at(r.device).info().id().to_string() + "): " + source;
+    // A device that reports itself lost under the region is DeviceLost for the graph:
+    // the graph did nothing wrong. Anything else is Execution.
+    s.outcome = status.kind() == ErrorKind::DeviceLost ? device_lost_error(std::move(message))
+                                                       : execution_error(std::move(message));
   }
   if (graph.quarantined()) return;
   // Completion is uncertain: every allocation the graph uses may have been half

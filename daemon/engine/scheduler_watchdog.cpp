@@ -31,16 +31,21 @@ void Scheduler::watchdog_loop() {
   while (!watchdog_stop_) {
     watchdog_cv_.wait_for(lock, period);
     if (watchdog_stop_) break;
-    Deferred deferred;
+    // The device is marked lost before the region's failure is published, so whoever
+    // sees the Execution outcome also sees the device lost. Marking it calls back into
+    // on_device_lost(), so it happens outside the lock; then the scan runs again.
     LostDevices lost;
-    const std::size_t expired = expire_locked(Clock::now(), lost);
+    if (expire_locked(Clock::now(), lost, false) == 0) continue;
+    lock.unlock();
+    for (std::size_t i = 0; i < lost.count; ++i)
+      devices_.mark_lost(lost.devices[i], execution_error("a region on it did not complete within " +
+                                                          std::to_string(options_.watchdog_timeout.count()) + " ms"));
+    lock.lock();
+    Deferred deferred;
+    const std::size_t expired = expire_locked(Clock::now(), lost, true);
     if (expired == 0) continue;
     settle(lock, deferred);
     work_cv_.notify_all();
-    // Outside the lock: marking a device lost calls back into on_device_lost().
-    for (std::size_t i = 0; i < lost.count; ++i)
-      devices_.mark_lost(lost.devices[i], execution_error("a region on it did not complete within " +
-                                                  std::to_string(options_.watchdog_timeout.count()) + " ms"));
     // The abandoned regions no longer count as in flight: shutdown need not wait for
     // a report that may never come.
     const bool draining = draining_.load();
@@ -49,14 +54,17 @@ void Scheduler::watchdog_loop() {
   }
 }
 
-std::size_t Scheduler::expire_locked(Clock::time_point now, LostDevices& lost) {
+std::size_t Scheduler::expire_locked(Clock::time_point now, LostDevices& lost, bool apply) {
   std::size_t expired = 0;
   for (Submission* s = pending_head_; s != nullptr; s = s->next) {
     for (std::uint32_t r = 0; r < s->region_count; ++r) {
       RegionRun& run = s->runs[r];
       if (run.state != RegionState::Running || run.abandoned || now - run.started < options_.watchdog_timeout)
         continue;
+      ++expired;
       PreparedGraph& graph = s->graph();
+      lost.add(graph.regions()[r].device);
+      if (!apply) continue;
       const PreparedRegion& region = graph.regions()[r];
       run.abandoned = true;
       run.state = RegionState::Done;
@@ -69,8 +77,6 @@ std::size_t Scheduler::expire_locked(Clock::time_point now, LostDevices& lost) {
       fail_locked(*s, r,
                   execution_error("region " + std::to_string(r) + " on device " + device + " did not complete within " +
                                   std::to_string(options_.watchdog_timeout.count()) + " ms (watchdog)"));
-      ++expired;
-      lost.add(region.device);
     }
   }
   return expired;
