@@ -1,12 +1,16 @@
 # Install rules and the CMake package, so another project can
 #   find_package(accord REQUIRED)
 #   target_link_libraries(app PRIVATE accord::client)
-# libaccord is static; the internal archives it needs (engine, host device, protocol)
-# are installed beside it and reached only through its link interface.
+# libaccord is static; the internal archives it needs (engine, the device composition
+# root and every backend built, protocol) are installed beside it and reached only
+# through its link interface.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_host)
+set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_all)
+foreach(backend ${ACCORD_DEVICE_BACKENDS})
+  list(APPEND _accord_exported accord_devices_${backend})
+endforeach()
 if(ACCORD_BUILD_DAEMON)
   list(APPEND _accord_exported accord_proto accord_wire)
 endif()

@@ -242,8 +242,8 @@ void log_access(const accord::service::DaemonConfig& d) {
 // The daemon's life. Startup: the service, then the threads that serve it, then READY.
 // Shutdown, after SIGTERM or SIGINT, undoes it in reverse.
 int run_daemon(const config::AccorddConfig& config) {
-  // 1. The service: host device and engine, gRPC server, session channel, and last the
-  //    two sockets. Clients can connect once start() returns.
+  // 1. The service: devices (logged) and engine, gRPC server, session channel, and last
+  //    the two sockets. Clients can connect once start() returns.
   auto started = Daemon::start(config.daemon);
   if (!started.ok()) {
     spdlog::critical("cannot start: {}", started.status().to_string());

@@ -8,7 +8,7 @@ packages=(
   catch2 libbenchmark-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsystemd-dev
+  libsystemd-dev libze1 libze-dev
   python3 python3-grpcio python3-protobuf
 )
 

@@ -20,7 +20,11 @@ Result<Buffer> Runtime::allocate(std::size_t bytes, MemoryPlacement placement) c
 }
 
 Result<Kernel> Runtime::load_kernel(const std::string& name, const KernelContract& contract) const {
-  auto impl = impl_->load_kernel("", name, contract);
+  return load_kernel(DeviceId::host(), name, contract);
+}
+
+Result<Kernel> Runtime::load_kernel(DeviceId device, const std::string& name, const KernelContract& contract) const {
+  auto impl = impl_->load_kernel(device, "", name, contract);
   if (!impl.ok()) return std::move(impl).status();
   return Kernel(std::move(impl).value());
 }
@@ -28,7 +32,7 @@ Result<Kernel> Runtime::load_kernel(const std::string& name, const KernelContrac
 Result<Kernel> Runtime::load_plugin_kernel(const std::string& path, const std::string& name,
                                            const KernelContract& contract) const {
   if (path.empty()) return invalid_error("plugin path is empty");
-  auto impl = impl_->load_kernel(path, name, contract);
+  auto impl = impl_->load_kernel(DeviceId::host(), path, name, contract);
   if (!impl.ok()) return std::move(impl).status();
   return Kernel(std::move(impl).value());
 }
@@ -50,6 +54,7 @@ const KernelContract& Kernel::contract() const noexcept {
   static const KernelContract kEmpty;
   return impl_ ? impl_->contract() : kEmpty;
 }
+DeviceId Kernel::device() const noexcept { return impl_ ? impl_->device() : DeviceId::host(); }
 
 }  // namespace accord
 

@@ -13,6 +13,7 @@
 
 #include "accord/completion.h"
 #include "accord/contract.h"
+#include "accord/device_id.h"
 #include "accord/executable_graph.h"
 #include "accord/graph.h"
 #include "accord/lane.h"
@@ -48,6 +49,8 @@ class KernelImpl {
   virtual const std::string& name() const noexcept = 0;
   virtual const KernelContract& contract() const noexcept = 0;
   virtual const RuntimeImpl* runtime() const noexcept = 0;
+  // The device it was loaded onto.
+  virtual DeviceId device() const noexcept = 0;
 };
 
 enum class NodeKind : std::uint8_t { Fill, Copy, Kernel };
@@ -94,8 +97,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   virtual ~RuntimeImpl() = default;
 
   virtual Result<std::shared_ptr<BufferImpl>> allocate(std::size_t bytes, MemoryPlacement placement) = 0;
-  // `plugin_path` empty: a built-in kernel.
-  virtual Result<std::shared_ptr<KernelImpl>> load_kernel(const std::string& plugin_path,
+  // Loads onto `device`. `plugin_path` empty: a built-in kernel.
+  virtual Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
                                                           const std::string& name,
                                                           const KernelContract& contract) = 0;
   virtual Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) = 0;

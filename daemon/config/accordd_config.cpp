@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -38,6 +39,7 @@ struct Input {
   const toml::node* node = nullptr;
   std::string_view text;
   std::string where;
+  std::string key;  // Shape::Table only: the entry's key ("null.devices")
 };
 
 Status invalid(const Input& in, std::string_view problem) {
@@ -211,12 +213,39 @@ Result<std::string> get_socket_path(const Input& in) {
   return path;
 }
 
+// A backend name as `devices` lists it: lower-case letters, digits and '_' (the names of
+// the folders under daemon/devices/). Whether this build has it is checked later, by
+// DaemonConfig::validate(), which knows the built backends.
+Result<std::string> get_backend_name(const Input& in) {
+  ACCORD_ASSIGN_OR_RETURN(std::string name, get_string(in));
+  const bool well_formed = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!well_formed) return invalid(in, in_quotes(name) + " is not a backend name (such as host, cuda, level_zero)");
+  return name;
+}
+
+// A device option's value: a string, or an integer or boolean taken as its text, since
+// backends parse their own options from text.
+Result<std::string> get_option_value(const Input& in) {
+  if (in.node) {
+    if (const auto* i = in.node->as_integer()) return std::to_string(i->get());
+    if (const auto* b = in.node->as_boolean()) return std::string(b->get() ? "true" : "false");
+    if (!in.node->is_string()) return wrong_type(in, "a string");
+  }
+  return get_string(in);
+}
+
 // --- the settings, in the order of deploy/accordd.toml ---
 
 enum class Shape : std::uint8_t {
   Scalar,  // one value; a flag given twice keeps the last
   List,    // a TOML array; a repeatable flag whose values replace the file's list
   Switch,  // a boolean; the flag takes no value (or =true / =false)
+  Names,   // a TOML string or array of strings; a repeatable, comma-separated flag
+           // whose values replace the file's
+  Table,   // a TOML table (written last in the file); a repeatable KEY=VALUE flag whose
+           // entries replace the file's table
 };
 
 struct Setting {
@@ -237,6 +266,7 @@ constexpr std::int64_t kMaxSubmissions = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxGraphSlots = 4096;
 constexpr std::uint64_t kMinMessageBytes = 4096;
 constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<std::int32_t>::max();  // gRPC takes an int
+constexpr std::int64_t kMaxWatchdogSeconds = 24 * 60 * 60;
 
 #define ACCORD_SET(lhs, expr)                    \
   do {                                           \
@@ -355,6 +385,48 @@ const Setting kSettings[] = {
        }
        return {};
      }},
+    {"devices", "--devices", "auto|NAME,...", "device backends to open: auto, or names such as host,cuda",
+     Shape::Names,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       std::vector<std::string>& backends = c.daemon.device_settings.backends;
+       backends.clear();
+       if (v.empty())
+         return invalid_error("'devices': the list is empty; write \"auto\" for every backend that finds "
+                              "hardware, or [\"host\"] for the host only");
+       // A TOML value that is not an array arrives as the one input: "auto" or a name.
+       if (v.size() == 1 && v[0].node && !v[0].node->is_string())
+         return wrong_type(v[0], "\"auto\" or an array of backend names");
+       for (const Input& in : v) {
+         ACCORD_ASSIGN_OR_RETURN(std::string name, get_backend_name(in));
+         if (name == "auto" && v.size() == 1) return {};
+         if (name == "auto") return invalid(in, "'auto' cannot be combined with backend names");
+         if (std::find(backends.begin(), backends.end(), name) != backends.end())
+           return invalid(in, in_quotes(name) + " is listed twice");
+         backends.push_back(std::move(name));
+       }
+       return {};
+     }},
+    {"watchdog_seconds", "--watchdog-seconds", "SECONDS",
+     "fail a region still running after this long and mark its device lost", Shape::Scalar,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       ACCORD_ASSIGN_OR_RETURN(std::size_t seconds, get_count(v[0], 1, kMaxWatchdogSeconds));
+       c.daemon.watchdog_timeout = std::chrono::seconds(seconds);
+       return {};
+     }},
+    {"device_options", "--device-option", "BACKEND.KEY=VALUE", "a device backend option (repeatable)",
+     Shape::Table,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       auto& options = c.daemon.device_settings.options;
+       options.clear();
+       for (const Input& in : v) {
+         const std::size_t dot = in.key.find('.');
+         if (dot == 0 || dot == std::string::npos || dot + 1 == in.key.size())
+           return invalid(in, in_quotes(in.key) + " is not BACKEND.KEY (such as null.devices)");
+         ACCORD_ASSIGN_OR_RETURN(std::string value, get_option_value(in));
+         options[in.key] = std::move(value);  // a repeated flag: the last one wins
+       }
+       return {};
+     }},
 };
 
 #undef ACCORD_SET
@@ -391,6 +463,21 @@ std::string at(const std::string& file, const toml::source_region& where) {
   return file + ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column);
 }
 
+// The entries of a Shape::Table setting. Nested tables join their keys with '.', so
+// `null.devices = "2"` (a dotted key, which TOML makes a nested table), `[device_options.null]`
+// and `"null.devices" = "2"` all give the entry "null.devices".
+void flatten_table(const toml::table& table, const std::string& prefix, const std::string& file,
+                   std::string_view setting, std::vector<Input>& out) {
+  for (const auto& [key, node] : table) {
+    const std::string full = prefix + std::string(key.str());
+    if (const toml::table* nested = node.as_table()) {
+      flatten_table(*nested, full + ".", file, setting, out);
+      continue;
+    }
+    out.push_back(Input{&node, {}, at(file, key.source()) + ": " + in_quotes(std::string(setting) + "." + full), full});
+  }
+}
+
 Status apply_table(const toml::table& table, const std::string& file, AccorddConfig& config) {
   for (const auto& [key, node] : table) {
     const Setting* setting = find_setting(key.str());
@@ -399,13 +486,17 @@ Status apply_table(const toml::table& table, const std::string& file, AccorddCon
                            unknown_key_hint(key.str()));
     const std::string where = at(file, key.source()) + ": " + in_quotes(key.str());
     std::vector<Input> inputs;
-    if (setting->shape == Shape::List) {
+    if (setting->shape == Shape::List || (setting->shape == Shape::Names && node.is_array())) {
       const toml::array* array = node.as_array();
-      if (!array) return wrong_type(Input{&node, {}, where}, "an array");
+      if (!array) return wrong_type(Input{&node, {}, where, {}}, "an array");
       for (std::size_t i = 0; i < array->size(); ++i)
-        inputs.push_back(Input{array->get(i), {}, where + "[" + std::to_string(i) + "]"});
+        inputs.push_back(Input{array->get(i), {}, where + "[" + std::to_string(i) + "]", {}});
+    } else if (setting->shape == Shape::Table) {
+      const toml::table* entries = node.as_table();
+      if (!entries) return wrong_type(Input{&node, {}, where, {}}, "a table");
+      flatten_table(*entries, {}, file, key.str(), inputs);
     } else {
-      inputs.push_back(Input{&node, {}, where});
+      inputs.push_back(Input{&node, {}, where, {}});
     }
     ACCORD_RETURN_IF_ERROR(setting->apply(inputs, config));
   }
@@ -511,7 +602,7 @@ Result<AccorddConfig> load_config(int argc, const char* const* argv, std::string
   std::string config_path(default_config_path);
   // std::map keeps the addresses CLI11 writes through stable.
   std::map<std::string_view, std::string> scalars;
-  std::map<std::string_view, std::vector<std::string>> lists;
+  std::map<std::string_view, std::vector<std::string>> lists;  // List, Names and Table
   std::map<std::string_view, bool> switches;
   std::vector<std::pair<const Setting*, const CLI::Option*>> flag_options;
   try {
@@ -533,9 +624,14 @@ Result<AccorddConfig> load_config(int argc, const char* const* argv, std::string
                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
           break;
         case Shape::List:
+        case Shape::Names:
           option = app.add_option(flag, lists[s.key], help);
           // "--allow-uid 1000,alice"; not for paths, which may contain commas.
           if (s.key != "plugin_paths") option->delimiter(',');
+          break;
+        case Shape::Table:
+          // "--device-option null.devices=2"; values may contain commas.
+          option = app.add_option(flag, lists[s.key], help);
           break;
         case Shape::Switch:
           option = app.add_flag(flag, switches[s.key], help);
@@ -557,13 +653,22 @@ Result<AccorddConfig> load_config(int argc, const char* const* argv, std::string
       const std::string where(setting->flag);
       switch (setting->shape) {
         case Shape::Scalar:
-          inputs.push_back(Input{nullptr, scalars[setting->key], where});
+          inputs.push_back(Input{nullptr, scalars[setting->key], where, {}});
           break;
         case Shape::List:
-          for (const std::string& value : lists[setting->key]) inputs.push_back(Input{nullptr, value, where});
+        case Shape::Names:
+          for (const std::string& value : lists[setting->key]) inputs.push_back(Input{nullptr, value, where, {}});
+          break;
+        case Shape::Table:
+          for (const std::string& entry : lists[setting->key]) {
+            const std::size_t eq = entry.find('=');
+            if (eq == std::string::npos)
+              return invalid_error(where + ": " + in_quotes(entry) + " is not BACKEND.KEY=VALUE");
+            inputs.push_back(Input{nullptr, std::string_view(entry).substr(eq + 1), where, entry.substr(0, eq)});
+          }
           break;
         case Shape::Switch:
-          inputs.push_back(Input{nullptr, switches[setting->key] ? "true" : "false", where});
+          inputs.push_back(Input{nullptr, switches[setting->key] ? "true" : "false", where, {}});
           break;
       }
       ACCORD_RETURN_IF_ERROR(setting->apply(inputs, config));
@@ -617,7 +722,19 @@ std::string to_toml(const AccorddConfig& config) {
   write_string(out, to_string(d.kernel_policy));
   out << "\nplugin_paths = ";
   write_array(out, d.plugin_paths, string_writer);
-  out << '\n';
+  out << "\ndevices = ";
+  if (d.device_settings.backends.empty()) write_string(out, "auto");
+  else write_array(out, d.device_settings.backends, string_writer);
+  out << "\nwatchdog_seconds = "
+      << std::chrono::duration_cast<std::chrono::seconds>(d.watchdog_timeout).count();
+  // A table ends the document: every key after its header would belong to it.
+  out << "\n[device_options]\n";
+  for (const auto& [key, value] : d.device_settings.options) {
+    write_string(out, key);
+    out << " = ";
+    write_string(out, value);
+    out << '\n';
+  }
   return std::move(out).str();
 }
 

@@ -34,11 +34,13 @@ struct AccorddConfig {
 // Parses `argv` (argv[0] is the program name), reads the file named by --config or,
 // when --config is absent, `default_config_path` if that file exists, and applies the
 // flags over the file's values. Lists given by flags (--allow-uid, --allow-gid,
-// --plugin-path) replace the file's list rather than extending it.
+// --plugin-path, --devices) replace the file's list rather than extending it, and
+// --device-option entries replace the file's whole [device_options] table.
 //
 // Checks every value's type and range (positive counts, an octal socket mode, absolute
-// paths that fit a sockaddr_un, known user and group names) but does not call
-// DaemonConfig::validate(), which lives in accord::service; main.cpp does.
+// paths that fit a sockaddr_un, known user and group names, well-formed backend names
+// and BACKEND.KEY option keys) but does not call DaemonConfig::validate(), which lives
+// in accord::service and also checks that the named backends are built; main.cpp does.
 //
 // Invalid, with a message naming the flag or the file, line and key at fault, for: an
 // unknown flag or key, a value of the wrong type or out of range, a missing explicit
@@ -49,7 +51,7 @@ Result<AccorddConfig> load_config(int argc, const char* const* argv,
 
 // The effective configuration as a TOML document that load_config reads back to the
 // same values (used by --check-config). Every key is written, in the order of
-// deploy/accordd.toml.
+// deploy/accordd.toml, ending with the [device_options] table.
 std::string to_toml(const AccorddConfig& config);
 
 // Parses a byte count: digits with an optional binary suffix K, M or G (case-insensitive,

@@ -5,11 +5,13 @@
 // what it lowered. A new backend starts as a copy of daemon/devices/null/.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "accord/access.h"
 #include "accord/contract.h"
@@ -80,6 +82,22 @@ struct CodeImage {
   std::string name;         // kernel name ("accord.add_f32", or the plugin's kernel)
   std::string plugin_path;  // Kind::Plugin only: path of the shared object
   DeviceId device = DeviceId::host();  // the device that loads and runs it
+
+  // GPU code (the cuda backend): PTX text, a cubin or a fatbin, in which `name` is the
+  // kernel's entry point. Non-empty bytes make this a GPU image whatever `kind` says
+  // (no new Kind: a new enumerator would break every exhaustive switch over Kind).
+  // Backends without GPU code ignore these fields.
+  // NPU programs (the level_zero backend) travel in the same field: on an NPU device
+  // (`device` of kind Npu) `image` is the compiled model blob handed to the graph
+  // extension, and `name` labels it in messages; grid, block and shared_bytes are unused.
+  std::vector<std::byte> image{};
+  // The fixed launch shape of a GPU kernel: grid and block dimensions (x, y, z), and
+  // dynamic shared memory per block in bytes.
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;
+
+  bool is_gpu_image() const noexcept { return !image.empty(); }
 };
 
 // Code checked against its contract at load. Owned by whoever loaded it; prepared
@@ -129,6 +147,13 @@ struct RegionRequest {
   // Submission slots of the graph: every launch names one slot in [0, slots), and a
   // slot has at most one launch in flight. A backend may instantiate per slot.
   std::uint32_t slots = 1;
+
+  // A request for `operations` with no edges and one slot (tests, benchmarks).
+  static RegionRequest of(std::span<const Operation> operations) noexcept {
+    RegionRequest request;
+    request.operations = operations;
+    return request;
+  }
 };
 
 // A lowered run of operations (a host task list, a CUDA graph, a command list).

@@ -164,18 +164,25 @@ void Scheduler::execute(RegionRun& run) noexcept {
 void Scheduler::launch_returned(RegionRun& run) noexcept {
   Deferred deferred;
   bool wake = false;
-  std::unique_lock lock(mu_);
-  Submission& s = *run.submission;
-  --s.launching;
-  run.launched = true;
-  // Successors on the same device may wait on this region now: let a peer launch them.
-  wake = idle_workers_ > 0 && s.remaining > s.running;
-  if (s.launching == 0 && can_finish(s)) {
-    settle(lock, deferred);  // may destroy s: no access below
-  } else {
-    lock.unlock();
+  bool wake_all = false;
+  {
+    std::unique_lock lock(mu_);
+    Submission& s = *run.submission;
+    --s.launching;
+    run.launched = true;
+    // Successors on the same device may wait on this region now, and if the region
+    // already ended, its submission may end here and unblock later ones: a peer (this
+    // thread may be a waiter about to return) has to look.
+    if (s.launching == 0 && can_finish(s)) {
+      settle(lock, deferred);  // may destroy s: no access below
+      lock.lock();
+      notify_progress_locked();
+    }
+    wake = idle_workers_ > 0 && pending_head_ != nullptr;
+    wake_all = shutdown_ && pending_head_ == nullptr;  // the workers may exit now
   }
-  if (wake) work_cv_.notify_one();
+  if (wake_all) work_cv_.notify_all();
+  else if (wake) work_cv_.notify_one();
 }
 
 Status Scheduler::wait(Submission& submission) {
@@ -257,7 +264,7 @@ void Scheduler::cancel(Submission& submission) noexcept {
   if (!submission.occupied) return;
   submission.cancel_requested = true;
   notify_progress_locked();
-  wake = idle_workers_ > 0;
+  wake = idle_workers_ > 0;  // cancelling may end submissions that others wait behind
   settle(lock, deferred);
   if (wake) work_cv_.notify_all();
 }

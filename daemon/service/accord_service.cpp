@@ -76,6 +76,13 @@ class WaitReactor final : public grpc::ServerWriteReactor<v1::CompletionEvent>, 
 
 }  // namespace
 
+Statistics AccordService::with_devices_lost(Statistics statistics) const {
+  // The engine's counters do not know about device state; the registry does. A loss
+  // touches every session, so the session's counters carry the daemon's count too.
+  statistics.devices_lost = engine_.devices().losses();
+  return statistics;
+}
+
 AccordService::AccordService(engine::Engine& engine, SessionRegistry& sessions, PeerRegistry& peers,
                              const AccessPolicy& policy, ServiceOptions options)
     : engine_(engine), sessions_(sessions), peers_(peers), policy_(policy), options_(std::move(options)) {}
@@ -124,26 +131,7 @@ grpc::ServerUnaryReactor* AccordService::unary(Ctx* context, bool need_session, 
 grpc::ServerUnaryReactor* AccordService::ListDevices(Ctx* ctx, const v1::ListDevicesRequest*,
                                                      v1::ListDevicesResponse* response) {
   return unary(ctx, false, [&](Caller&) {
-    const auto& devices = engine_.devices();
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      const devices::Device& d = devices.at(i);
-      v1::Device* out = response->add_devices();
-      out->set_index(static_cast<std::uint32_t>(i));
-      out->set_kind(d.info().kind == devices::DeviceKind::Host ? "host"
-                    : d.info().kind == devices::DeviceKind::Gpu ? "gpu"
-                                                                : "npu");
-      out->set_name(d.info().name);
-      out->set_target(d.info().target);
-      for (LaneKind lane : d.lanes()) out->add_lanes(to_proto(lane));
-      const std::array<std::pair<MemoryPlacement, v1::PlacementKind>, 4> placements = {{
-          {MemoryPlacement::host_visible(), v1::PLACEMENT_KIND_HOST_VISIBLE},
-          {MemoryPlacement::gpu_local(), v1::PLACEMENT_KIND_GPU_LOCAL},
-          {MemoryPlacement::npu_local(), v1::PLACEMENT_KIND_NPU_LOCAL},
-          {MemoryPlacement::shared(), v1::PLACEMENT_KIND_SHARED},
-      }};
-      for (const auto& [placement, kind] : placements)
-        if (d.supports(placement)) out->add_placements(kind);
-    }
+    to_proto(engine_.devices(), *response);
     return grpc::Status::OK;
   });
 }
@@ -195,7 +183,10 @@ grpc::ServerUnaryReactor* AccordService::LoadKernel(Ctx* ctx, const v1::LoadKern
   return unary(ctx, true, [&](Caller& c) {
     auto contract = from_proto(request->contract());
     if (!contract.ok()) return to_grpc(contract.status());
+    auto device = from_proto(request->device(), request->has_device());
+    if (!device.ok()) return to_grpc(device.status());
     devices::CodeImage image;
+    image.device = device.value();
     image.name = request->name();
     if (!request->plugin_path().empty()) {
       const auto& allowed = options_.plugin_paths;
@@ -429,8 +420,8 @@ grpc::ServerUnaryReactor* AccordService::ReleaseLease(Ctx* ctx, const v1::Releas
 grpc::ServerUnaryReactor* AccordService::GetStatistics(Ctx* ctx, const v1::GetStatisticsRequest*,
                                                        v1::GetStatisticsResponse* response) {
   return unary(ctx, true, [&](Caller& c) {
-    to_proto(c.session->engine_session().statistics(), *response->mutable_session());
-    to_proto(engine_.statistics(), *response->mutable_daemon());
+    to_proto(with_devices_lost(c.session->engine_session().statistics()), *response->mutable_session());
+    to_proto(with_devices_lost(engine_.statistics()), *response->mutable_daemon());
     return grpc::Status::OK;
   });
 }
@@ -474,7 +465,7 @@ grpc::ServerUnaryReactor* AccordService::ListSessions(Ctx* ctx, const v1::ListSe
       const ServiceSession::Counts counts = s->counts();
       out->set_buffers(counts.buffers);
       out->set_graphs(counts.graphs);
-      const Statistics st = s->engine_session().statistics();
+      const Statistics st = with_devices_lost(s->engine_session().statistics());
       out->set_pending(st.submissions - st.completions);
       to_proto(st, *out->mutable_statistics());
       out->set_age_seconds(std::chrono::duration<double>(now - s->created()).count());

@@ -64,6 +64,8 @@ class AccordService final : public v1::Accord::CallbackService {
   grpc::Status prepare_graph(ServiceSession& session, const v1::PrepareGraphRequest& request,
                              v1::PrepareGraphResponse& response);
   grpc::Status submit(ServiceSession& session, const v1::SubmitRequest& request, v1::SubmitResponse& response);
+  // `statistics` with devices_lost filled in from the device registry. Thread-safe.
+  Statistics with_devices_lost(Statistics statistics) const;
 
   engine::Engine& engine_;
   SessionRegistry& sessions_;

@@ -1,5 +1,9 @@
 #include "daemon/service/convert.h"
 
+#include <array>
+#include <cstring>
+#include <utility>
+
 namespace accord::service {
 
 Result<MemoryPlacement> from_proto(const v1::Placement& placement, bool present) {
@@ -66,6 +70,59 @@ void to_proto(const Statistics& s, v1::Statistics& out) {
   out.set_cache_maintenance_bytes(s.cache_maintenance_bytes);
   out.set_live_bytes(s.live_bytes);
   out.set_peak_bytes(s.peak_bytes);
+  out.set_devices_lost(s.devices_lost);
+}
+
+Result<DeviceId> from_proto(const v1::DeviceSelector& device, bool present) {
+  if (!present) return DeviceId::host();
+  const std::string& kind = device.kind();
+  if (device.ordinal() < 0)
+    return invalid_error("device " + kind + ":" + std::to_string(device.ordinal()) + ": the ordinal is negative");
+  if (kind == "host") {
+    if (device.ordinal() != 0)
+      return invalid_error("device host:" + std::to_string(device.ordinal()) + ": the host has ordinal 0 only");
+    return DeviceId::host();
+  }
+  if (kind == "gpu") return DeviceId::gpu(device.ordinal());
+  if (kind == "npu") return DeviceId::npu(device.ordinal());
+  return invalid_error("unknown device kind '" + kind + "' (expected host, gpu or npu)");
+}
+
+void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out) {
+  const std::array<std::pair<MemoryPlacement, v1::PlacementKind>, 4> placements = {{
+      {MemoryPlacement::host_visible(), v1::PLACEMENT_KIND_HOST_VISIBLE},
+      {MemoryPlacement::gpu_local(), v1::PLACEMENT_KIND_GPU_LOCAL},
+      {MemoryPlacement::npu_local(), v1::PLACEMENT_KIND_NPU_LOCAL},
+      {MemoryPlacement::shared(), v1::PLACEMENT_KIND_SHARED},
+  }};
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const devices::Device& d = registry.at(i);
+    const devices::DeviceInfo& info = d.info();
+    v1::Device* device = out.add_devices();
+    device->set_index(static_cast<std::uint32_t>(i));
+    device->set_kind(accord::to_string(info.kind));
+    device->set_name(info.name);
+    device->set_target(info.target);
+    device->set_backend(info.backend);
+    device->set_ordinal(info.ordinal);
+    device->set_memory_bytes(info.memory_bytes);
+    for (LaneKind lane : d.lanes()) device->add_lanes(to_proto(lane));
+    for (const auto& [placement, kind] : placements)
+      if (d.supports(placement)) device->add_placements(kind);
+    if (registry.lost(i)) {
+      device->set_state("lost");
+      device->set_reason(registry.loss_cause(i));
+    } else {
+      device->set_state("present");
+    }
+  }
+  for (const devices::AbsentBackend& absent : registry.absent()) {
+    v1::Device* device = out.add_devices();
+    device->set_state("absent");
+    device->set_name(absent.backend);
+    device->set_backend(absent.backend);
+    device->set_reason(absent.reason);
+  }
 }
 
 void to_proto(const ExecutionTrace& trace, v1::FinishTraceResponse& out) {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "accord/contract.h"
+#include "accord/device_id.h"
 #include "accord/placement.h"
 #include "accord/statistics.h"
 #include "accord/trace.h"
@@ -19,6 +20,13 @@ Result<KernelContract> from_proto(const v1::KernelContract& contract);
 std::optional<LaneKind> from_proto_lane(v1::Lane lane);
 v1::Lane to_proto(LaneKind lane);
 void to_proto(const Statistics& statistics, v1::Statistics& out);
+// The device a request names; the host when `present` is false (the field is unset).
+// Invalid naming the kind for one other than "host", "gpu" or "npu", and for a negative
+// ordinal or a host ordinal other than 0.
+Result<DeviceId> from_proto(const v1::DeviceSelector& device, bool present);
+// ListDevices: every device of `registry` in index order with its state ("present" or
+// "lost" with the cause), then one "absent" entry per backend that opened no device.
+void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out);
 void to_proto(const ExecutionTrace& trace, v1::FinishTraceResponse& out);
 // The terminal (or pending) state of a submission the caller observes.
 void to_proto(engine::Submission& submission, std::uint64_t handle, v1::CompletionEvent& out);

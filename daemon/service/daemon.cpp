@@ -4,15 +4,17 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <string_view>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
 
-#include "daemon/devices/host/host_registration.h"
+#include "daemon/devices/composition/open_devices.h"
 #include "daemon/service/accord_service.h"
 #include "daemon/service/grpc_listener.h"
 #include "daemon/service/session_channel_server.h"
@@ -27,8 +29,37 @@ Status DaemonConfig::validate() const {
   if (max_objects_per_session == 0) return invalid_error("max_objects must be nonzero");
   if (max_message_bytes < 4096) return invalid_error("max_message_bytes must be at least 4096");
   if (worker_threads == 0 || worker_threads > 64) return invalid_error("workers must be in 1..64");
+  if (watchdog_timeout <= std::chrono::milliseconds::zero()) return invalid_error("watchdog_seconds must be positive");
+  // Checked here as well as by open_devices, so that --check-config reports it.
+  const std::vector<std::string> built = devices::built_backends();
+  std::string built_list;
+  for (const std::string& name : built) built_list += (built_list.empty() ? "" : ", ") + name;
+  const auto is_built = [&](std::string_view name) { return std::find(built.begin(), built.end(), name) != built.end(); };
+  for (const std::string& name : device_settings.backends)
+    if (!is_built(name))
+      return invalid_error("devices: no backend named '" + name + "' in this build (built: " + built_list + ")");
+  for (const auto& [key, value] : device_settings.options) {
+    const std::string_view backend = std::string_view(key).substr(0, key.find('.'));
+    if (!is_built(backend))
+      return invalid_error("device_options: '" + key + "' names no backend of this build (built: " + built_list + ")");
+  }
   return session_limits.validate();
 }
+
+namespace {
+
+// The devices accordd starts with, in the log: operators read why a GPU is missing here.
+void log_devices(const devices::DeviceRegistry& registry) {
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const devices::DeviceInfo& info = registry.at(i).info();
+    spdlog::info("device {}: {} '{}' ({} backend), target {}", i, info.id().to_string(), info.name, info.backend,
+                 info.target.empty() ? "-" : info.target);
+  }
+  for (const devices::AbsentBackend& absent : registry.absent())
+    spdlog::warn("device backend '{}' opened no device: {}", absent.backend, absent.reason);
+}
+
+}  // namespace
 
 class Daemon::Impl {
  public:
@@ -39,15 +70,27 @@ class Daemon::Impl {
 
   Status start() {
     ACCORD_RETURN_IF_ERROR(config_.validate());
-    devices::host::HostDeviceOptions host_options;
-    host_options.allow_plugins = true;  // the service applies kernel_policy per call
-    auto host = devices::host::make_host_device(host_options);
-    if (!host.ok()) return std::move(host).status();
-    devices::DeviceRegistry registry;
-    registry.add(std::move(host).value());
+    devices::DeviceSettings settings = config_.device_settings;
+    settings.allow_plugins = true;  // the service applies kernel_policy per call
+    auto registry = devices::open_devices(settings);
+    if (!registry.ok()) return std::move(registry).status();
+    log_devices(registry.value());
+
     engine::EngineOptions engine_options;
     engine_options.worker_threads = config_.worker_threads;
-    auto engine = engine::Engine::create(engine_options, std::move(registry));
+    engine_options.watchdog_timeout = config_.watchdog_timeout;
+    // Identities are copied now: the callback may run on a device thread while the
+    // engine is being torn down, so it must not reach into the engine for them.
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < registry.value().size(); ++i) {
+      const devices::DeviceInfo& info = registry.value().at(i).info();
+      names.push_back(info.id().to_string() + " '" + info.name + "'");
+    }
+    engine_options.on_device_lost = [names = std::move(names)](devices::DeviceIndex index, const Status& cause) {
+      spdlog::error("device {}: {} is lost: {}", index, index < names.size() ? names[index] : std::string("?"),
+                    cause.message());
+    };
+    auto engine = engine::Engine::create(engine_options, std::move(registry).value());
     if (!engine.ok()) return std::move(engine).status();
     engine_ = std::move(engine).value();
 

@@ -3,6 +3,7 @@
 // starts a Daemon and stops it on SIGTERM; tests start one in process the same way.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "accord/status.h"
+#include "daemon/devices/backend_catalog.h"
 #include "daemon/engine/session.h"
 
 namespace accord::service {
@@ -38,14 +40,26 @@ struct DaemonConfig {
   KernelPolicy kernel_policy = KernelPolicy::ClientModules;
   std::vector<std::string> plugin_paths;  // allowlist of plugin .so paths; empty: any (ClientModules)
 
-  // Invalid with a message naming the bad field.
+  // Which device backends to open ("auto" when `backends` is empty) and their options,
+  // given to the composition root (daemon/devices/composition). allow_plugins is
+  // ignored: the host device always may load plugins, and kernel_policy decides per call.
+  devices::DeviceSettings device_settings;
+  // A region that has not completed after this long is failed and its device marked
+  // lost (ARCHITECTURE.md, devices: the seed's 60 s).
+  std::chrono::milliseconds watchdog_timeout{60000};
+
+  // Invalid with a message naming the bad field: among others, a backend name this
+  // build does not have, or a device option whose prefix names none (both listing the
+  // built backends).
   Status validate() const;
 };
 
 class Daemon {
  public:
-  // Opens the engine and both sockets and starts serving. Unsupported/Invalid with the
-  // reason when a socket cannot be created or the config is bad. Thread-safe.
+  // Opens the devices (the composition root, logging each device and each backend that
+  // found none), the engine and both sockets, and starts serving. Unsupported/Invalid
+  // with the reason when a socket cannot be created or the config is bad (a backend this
+  // build lacks is Invalid naming the built ones). Thread-safe.
   static Result<std::unique_ptr<Daemon>> start(const DaemonConfig& config);
   // Stops in reverse order of construction: stop accepting, refuse new sessions, let
   // in-flight work drain, close sessions, stop the engine. Idempotent.

@@ -13,7 +13,6 @@
 namespace accord::wire {
 namespace {
 
-using UniqueFd;
 
 // Enough room to see that a peer passed more than one fd: all of them are taken and
 // closed. A peer passing even more sets MSG_CTRUNC, and the kernel closes the rest.

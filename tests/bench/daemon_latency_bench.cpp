@@ -228,7 +228,7 @@ std::optional<clockid_t> cpu_clock_of(pid_t pid) {
 // Welcome on the session channel, then the token on every gRPC call), so the raw stub can
 // call GetSessionInfo, Allocate and Free: the public API does not expose the token.
 struct RawSession {
-  devices::UniqueFd channel;  // the session lives as long as this connection
+  UniqueFd channel;  // the session lives as long as this connection
   std::uint64_t session_id = 0;
   std::string token;
   std::unique_ptr<v1::Accord::Stub> stub;

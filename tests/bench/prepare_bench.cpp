@@ -172,7 +172,8 @@ LoweringInput make_lowering(const Fixture& f, const std::vector<RecipeOp>& recip
     const std::size_t first = in.bindings.size();
     for (std::size_t b = 0; b < r.slices.size(); ++b) {
       const Slice& s = r.slices[b];
-      in.bindings.push_back({&f.buffers[s.buffer]->memory(), s.offset, s.length, access_of(r, b)});
+      const devices::DeviceMemory& memory = f.buffers[s.buffer]->memory();
+      in.bindings.push_back({&memory, nullptr, memory.device_address(), s.offset, s.length, access_of(r, b)});
     }
     devices::Operation o;
     o.kind = r.kind;
@@ -291,7 +292,7 @@ Row measure(Fixture& f, std::size_t nodes, std::size_t iterations) {
     natives.clear();  // untimed: the last repetition's regions
     watch.start();
     for (std::span<const devices::Operation> run : lowering.runs)
-      natives.push_back(unwrap(host.lower(devices::RegionRequest{run}), "host lower"));
+      natives.push_back(unwrap(host.lower(devices::RegionRequest::of(run)), "host lower"));
     return watch.stop();
   });
   return row;

@@ -67,6 +67,9 @@ std::span<const ConformanceGap> conformance_known_gaps() {
   static const ConformanceGap kGaps[] = {
       {"poll never runs work", "the daemon runs work on its own workers; RuntimeOptions::worker_threads = 0 (work "
                                "only inside wait) exists only in the embedded transport"},
+      {"RuntimeOptions::devices names the backends the engine opens",
+       "accordd opens the devices its own configuration names; RuntimeOptions::devices applies to the embedded "
+       "transport only"},
   };
   return kGaps;
 }

@@ -226,6 +226,38 @@ TEST_CASE("GPU and NPU work is Unsupported without those devices", "[conformance
   CHECK(g.size() == 0);
 }
 
+TEST_CASE("a kernel loads onto the device it names, and not onto one that is not here",
+          "[conformance][contracts][devices]") {
+  CONFORMANCE_RUNTIME(rt);
+  const builtin::KernelSpec spec = builtin::add_f32(16);
+  const Kernel implicit = load_builtin(rt, spec);
+  CHECK(implicit.device() == DeviceId::host());
+  auto named = rt.load_kernel(DeviceId::host(), spec.name, spec.contract);
+  REQUIRE_OK(named);
+  CHECK(named.value().device() == DeviceId::host());
+  CHECK(named.value().name() == spec.name);
+  CHECK_STATUS(rt.load_kernel(DeviceId::gpu(7), spec.name, spec.contract),
+               FailsWith(ErrorKind::Unsupported, {"gpu:7"}));
+  CHECK_STATUS(rt.load_kernel(DeviceId::npu(0), spec.name, spec.contract),
+               FailsWith(ErrorKind::Unsupported, {"npu:0"}));
+}
+
+TEST_CASE("RuntimeOptions::devices names the backends the engine opens", "[conformance][contracts][devices]") {
+  RuntimeOptions with_null;
+  with_null.devices = {"host", "null"};
+  CONFORMANCE_RUNTIME(rt, with_null);
+  // gpu:0 is there now, and it is the null device that refuses (it runs no code), not
+  // "no such device".
+  const builtin::KernelSpec spec = builtin::add_f32(16);
+  CHECK_STATUS(rt.load_kernel(DeviceId::gpu(0), spec.name, spec.contract),
+               FailsWith(ErrorKind::Unsupported, {"null device"}));
+  CHECK_OK(rt.load_kernel(DeviceId::host(), spec.name, spec.contract));
+
+  RuntimeOptions unknown;
+  unknown.devices = {"host", "doesnotexist"};
+  CHECK_STATUS(make_conformance_runtime(unknown), FailsWith(ErrorKind::Invalid, {"built: host, null"}));
+}
+
 TEST_CASE("device-local placements are Unsupported without those devices", "[conformance][contracts]") {
   CONFORMANCE_RUNTIME(rt);
   CHECK_STATUS(rt.allocate(64, MemoryPlacement::gpu_local()), FailsWith(ErrorKind::Unsupported, {"gpu"}));

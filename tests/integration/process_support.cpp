@@ -364,4 +364,23 @@ std::vector<SessionRow> list_sessions(const DaemonProcess& daemon) {
   return rows;
 }
 
+std::vector<DeviceRow> list_devices(const DaemonProcess& daemon) {
+  const nlohmann::json json = accordctl_json(daemon, "devices");
+  std::vector<DeviceRow> rows;
+  try {
+    for (const nlohmann::json& d : json.at("devices")) {
+      DeviceRow row;
+      if (!d.at("id").is_null()) row.id = d.at("id").get<std::string>();
+      row.backend = d.at("backend").get<std::string>();
+      row.name = d.at("name").get<std::string>();
+      row.state = d.at("state").get<std::string>();
+      row.reason = d.at("reason").get<std::string>();
+      rows.push_back(std::move(row));
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("accordctl devices: unexpected JSON (") + e.what() + "): " + json.dump());
+  }
+  return rows;
+}
+
 }  // namespace accord::integration

@@ -157,6 +157,16 @@ struct SessionRow {
   std::uint64_t completions = 0;
 };
 std::vector<SessionRow> list_sessions(const DaemonProcess& daemon);
+// One entry of `accordctl --json devices`: a device (present or lost) or an absent
+// backend (id empty).
+struct DeviceRow {
+  std::string id;  // "host", "gpu:0"; empty for an absent backend
+  std::string backend;
+  std::string name;
+  std::string state;  // "present", "lost" or "absent"
+  std::string reason;
+};
+std::vector<DeviceRow> list_devices(const DaemonProcess& daemon);
 
 void sleep_ms(int ms);
 // Creates or truncates `path` with `text`; throws std::runtime_error on failure.

@@ -367,3 +367,66 @@ TEST_CASE("kernel_policy catalog refuses client plugin paths with PERMISSION_DEN
 }
 
 }  // namespace robustness
+
+namespace robustness {
+
+TEST_CASE("LoadKernel loads onto the device its selector names", "[daemon][robustness][devices]") {
+  TestDaemon d([](accord::service::DaemonConfig& config) { config.device_settings.backends = {"host", "null"}; });
+  Stub& stub = d.stub();
+  const Session s = d.open_session();
+  {
+    INFO("ListDevices shows the host and the null GPU with their backend and state");
+    v1::ListDevicesResponse devices;
+    REQUIRE_OK(stub.ListDevices(make_context(std::nullopt).get(), v1::ListDevicesRequest(), &devices));
+    REQUIRE(devices.devices_size() == 2);
+    CHECK(devices.devices(0).backend() == "host");
+    CHECK(devices.devices(0).state() == "present");
+    CHECK(devices.devices(1).index() == 1);
+    CHECK(devices.devices(1).kind() == "gpu");
+    CHECK(devices.devices(1).ordinal() == 0);
+    CHECK(devices.devices(1).backend() == "null");
+    CHECK(devices.devices(1).state() == "present");
+    CHECK(devices.devices(1).reason().empty());
+  }
+  {
+    INFO("the host named explicitly loads as an unset selector does");
+    v1::LoadKernelRequest r = add_f32_request(16);
+    r.mutable_device()->set_kind("host");
+    REQUIRE_OK(load_kernel(stub, s, r, nullptr));
+  }
+  {
+    INFO("gpu:0 is the null device, which runs no code: its refusal, not the host's kernel");
+    v1::LoadKernelRequest r = add_f32_request(16);
+    r.mutable_device()->set_kind("gpu");
+    CHECK_STATUS(load_kernel(stub, s, r, nullptr), grpc::StatusCode::UNIMPLEMENTED, "null device", "gpu:0");
+  }
+  {
+    INFO("a kind that is not host, gpu or npu");
+    v1::LoadKernelRequest r = add_f32_request(16);
+    r.mutable_device()->set_kind("tpu");
+    CHECK_STATUS(load_kernel(stub, s, r, nullptr), grpc::StatusCode::INVALID_ARGUMENT, "'tpu'");
+    r.mutable_device()->set_kind("");
+    CHECK_STATUS(load_kernel(stub, s, r, nullptr), grpc::StatusCode::INVALID_ARGUMENT, "device kind");
+  }
+  {
+    INFO("a negative ordinal, and a host ordinal other than 0");
+    v1::LoadKernelRequest r = add_f32_request(16);
+    r.mutable_device()->set_kind("gpu");
+    r.mutable_device()->set_ordinal(-1);
+    CHECK_STATUS(load_kernel(stub, s, r, nullptr), grpc::StatusCode::INVALID_ARGUMENT, "gpu:-1", "negative");
+    r.mutable_device()->set_kind("host");
+    r.mutable_device()->set_ordinal(1);
+    CHECK_STATUS(load_kernel(stub, s, r, nullptr), grpc::StatusCode::INVALID_ARGUMENT, "host:1");
+  }
+  {
+    INFO("a GPU that is not here");
+    v1::LoadKernelRequest r = add_f32_request(16);
+    r.mutable_device()->set_kind("gpu");
+    r.mutable_device()->set_ordinal(5);
+    const grpc::Status missing = load_kernel(stub, s, r, nullptr);
+    CHECK_FALSE(missing.ok());
+  }
+  require_serving(d, stub, s);
+}
+
+}  // namespace robustness

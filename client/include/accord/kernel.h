@@ -6,6 +6,7 @@
 #include <string>
 
 #include "accord/contract.h"
+#include "accord/device_id.h"
 
 namespace accord {
 
@@ -19,6 +20,8 @@ class Kernel {
   bool valid() const noexcept { return impl_ != nullptr; }
   const std::string& name() const noexcept;
   const KernelContract& contract() const noexcept;
+  // The device it was loaded onto (the host for an invalid Kernel).
+  DeviceId device() const noexcept;
 
   explicit Kernel(std::shared_ptr<detail::KernelImpl> impl) noexcept : impl_(std::move(impl)) {}
   const std::shared_ptr<detail::KernelImpl>& impl() const noexcept { return impl_; }

@@ -13,10 +13,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "accord/buffer.h"
 #include "accord/builtin_kernels.h"
 #include "accord/contract.h"
+#include "accord/device_id.h"
 #include "accord/graph.h"
 #include "accord/kernel.h"
 #include "accord/placement.h"
@@ -45,6 +47,12 @@ struct RuntimeOptions {
   std::size_t worker_threads = 2;
   // Embedded only: whether host kernels may be loaded from plugin libraries.
   bool allow_plugins = true;
+  // Embedded only: the device backends to open by name ("host", "null", "cuda",
+  // "level_zero"); empty means every backend built into libaccord that finds hardware.
+  // The host device is always opened. A name this build lacks is Invalid (listing the
+  // built ones); a named backend that finds no hardware is not an error: its devices are
+  // simply absent. accordd's own `devices` setting applies to the daemon transport.
+  std::vector<std::string> devices;
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities.
   Status validate() const;
@@ -52,13 +60,15 @@ struct RuntimeOptions {
 
 class Runtime {
  public:
-  // Starts the engine in this process with the host device. Invalid options -> Invalid.
+  // Starts the engine in this process with the host device and the backends
+  // `options.devices` names. Invalid options (or a backend name this build lacks) ->
+  // Invalid.
   static Result<Runtime> embedded(const RuntimeOptions& options = {});
   // Opens a session with accordd: the gRPC control plane at `socket` and the session
   // channel beside it (or at $ACCORD_SESSION_SOCKET). The session asks for the limits in
-  // `options` (the daemon grants at most its own); worker_threads and allow_plugins are
-  // the daemon's to decide. DeviceLost when accordd cannot be reached, Unsupported when
-  // this uid is not allowed.
+  // `options` (the daemon grants at most its own); worker_threads, allow_plugins and
+  // devices are the daemon's to decide. DeviceLost when accordd cannot be reached,
+  // Unsupported when this uid is not allowed.
   static Result<Runtime> connect(const std::string& socket, const RuntimeOptions& options = {});
   // As above, with the socket from $ACCORD_SOCKET, else /run/accord/accord.sock.
   static Result<Runtime> connect(const RuntimeOptions& options = {});
@@ -71,6 +81,10 @@ class Runtime {
   // Loads a built-in host kernel by name ("accord.add_f32", ...), checked against
   // `contract`. Invalid on a mismatch; Unsupported for an unknown name.
   Result<Kernel> load_kernel(const std::string& name, const KernelContract& contract) const;
+  // Loads built-in kernel `name` onto `device` (DeviceId::gpu(0), ...), checked against
+  // `contract`. As above; also Unsupported when no such device is here, and DeviceLost
+  // when it is lost. load_kernel(name, contract) is load_kernel(DeviceId::host(), ...).
+  Result<Kernel> load_kernel(DeviceId device, const std::string& name, const KernelContract& contract) const;
   Result<Kernel> load_kernel(const builtin::KernelSpec& spec) const {
     return load_kernel(spec.name, spec.contract);
   }

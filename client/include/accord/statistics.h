@@ -20,6 +20,10 @@ struct Statistics {
   std::uint64_t cache_maintenance_bytes = 0; // extents passed to cross-engine cache maintenance
   std::uint64_t live_bytes = 0;              // bytes of tracked allocations still alive
   std::uint64_t peak_bytes = 0;              // highest live_bytes observed
+  // Devices marked lost since the engine started (a sticky fault, the watchdog, a driver
+  // reset). Not one of the seed's 13 counters. Over the daemon transport it is the
+  // daemon's count, since a loss touches every session.
+  std::uint64_t devices_lost = 0;
 };
 
 }  // namespace accord

@@ -63,8 +63,12 @@ void DaemonBuffer::release(LeaseMode mode) noexcept {
 // ---------------------------------------------------------------- kernels
 
 DaemonKernel::DaemonKernel(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle, std::string name,
-                           KernelContract contract)
-    : runtime_(std::move(runtime)), handle_(handle), name_(std::move(name)), contract_(std::move(contract)) {}
+                           KernelContract contract, DeviceId device)
+    : runtime_(std::move(runtime)),
+      handle_(handle),
+      name_(std::move(name)),
+      contract_(std::move(contract)),
+      device_(device) {}
 
 DaemonKernel::~DaemonKernel() {
   v1::ReleaseKernelRequest request;

@@ -43,11 +43,12 @@ class DaemonBuffer final : public BufferImpl {
 class DaemonKernel final : public KernelImpl {
  public:
   DaemonKernel(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle, std::string name,
-               KernelContract contract);
+               KernelContract contract, DeviceId device);
   ~DaemonKernel() override;
   const std::string& name() const noexcept override { return name_; }
   const KernelContract& contract() const noexcept override { return contract_; }
   const RuntimeImpl* runtime() const noexcept override;
+  DeviceId device() const noexcept override { return device_; }
   std::uint64_t handle() const noexcept { return handle_; }
 
  private:
@@ -55,6 +56,7 @@ class DaemonKernel final : public KernelImpl {
   std::uint64_t handle_;
   std::string name_;
   KernelContract contract_;
+  DeviceId device_;
 };
 
 // One observed submission. Heap-allocated per submit (the gRPC call allocates anyway);

@@ -68,6 +68,7 @@ Statistics from_proto(const v1::Statistics& s) {
   out.cache_maintenance_bytes = s.cache_maintenance_bytes();
   out.live_bytes = s.live_bytes();
   out.peak_bytes = s.peak_bytes();
+  out.devices_lost = s.devices_lost();
   return out;
 }
 
@@ -114,13 +115,18 @@ Result<std::shared_ptr<BufferImpl>> DaemonRuntime::allocate(std::size_t bytes, M
       std::make_shared<DaemonBuffer>(self(), response.buffer(), bytes, placement, mapping, map_bytes));
 }
 
-Result<std::shared_ptr<KernelImpl>> DaemonRuntime::load_kernel(const std::string& plugin_path,
+Result<std::shared_ptr<KernelImpl>> DaemonRuntime::load_kernel(DeviceId device, const std::string& plugin_path,
                                                                const std::string& name,
                                                                const KernelContract& contract) {
   ACCORD_RETURN_IF_ERROR(contract.validate());
   v1::LoadKernelRequest request;
   request.set_name(name);
   request.set_plugin_path(plugin_path);
+  // Unset means the host, which keeps requests to an older accordd unchanged.
+  if (device != DeviceId::host()) {
+    request.mutable_device()->set_kind(to_string(device.kind));
+    request.mutable_device()->set_ordinal(device.ordinal);
+  }
   for (const BindingContract& b : contract.bindings) {
     v1::BindingContract* out = request.mutable_contract()->add_bindings();
     out->set_bytes(b.bytes);
@@ -134,7 +140,7 @@ Result<std::shared_ptr<KernelImpl>> DaemonRuntime::load_kernel(const std::string
   connection_->prepare(context);
   v1::LoadKernelResponse response;
   ACCORD_RETURN_IF_ERROR(from_grpc(connection_->stub().LoadKernel(&context, request, &response), "LoadKernel"));
-  return std::shared_ptr<KernelImpl>(std::make_shared<DaemonKernel>(self(), response.kernel(), name, contract));
+  return std::shared_ptr<KernelImpl>(std::make_shared<DaemonKernel>(self(), response.kernel(), name, contract, device));
 }
 
 Result<std::shared_ptr<ExecutableGraphImpl>> DaemonRuntime::prepare(GraphRecord record) {

@@ -18,8 +18,8 @@ class DaemonRuntime final : public RuntimeImpl {
                                                         const RuntimeOptions& options);
 
   Result<std::shared_ptr<BufferImpl>> allocate(std::size_t bytes, MemoryPlacement placement) override;
-  Result<std::shared_ptr<KernelImpl>> load_kernel(const std::string& plugin_path, const std::string& name,
-                                                  const KernelContract& contract) override;
+  Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
+                                                  const std::string& name, const KernelContract& contract) override;
   Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) override;
   Statistics statistics() override;
   Status start_trace(std::size_t capacity) override;

@@ -32,16 +32,18 @@ class EmbeddedBuffer final : public BufferImpl {
 
 class EmbeddedKernel final : public KernelImpl {
  public:
-  EmbeddedKernel(std::shared_ptr<EmbeddedRuntime> runtime, engine::Ref<engine::Kernel> kernel)
-      : runtime_(std::move(runtime)), kernel_(std::move(kernel)) {}
+  EmbeddedKernel(std::shared_ptr<EmbeddedRuntime> runtime, engine::Ref<engine::Kernel> kernel, DeviceId device)
+      : runtime_(std::move(runtime)), kernel_(std::move(kernel)), device_(device) {}
   const std::string& name() const noexcept override { return kernel_->code().name(); }
   const KernelContract& contract() const noexcept override { return kernel_->code().contract(); }
   const RuntimeImpl* runtime() const noexcept override { return runtime_.get(); }
+  DeviceId device() const noexcept override { return device_; }
   const engine::Ref<engine::Kernel>& kernel() const noexcept { return kernel_; }
 
  private:
   std::shared_ptr<EmbeddedRuntime> runtime_;
   engine::Ref<engine::Kernel> kernel_;
+  DeviceId device_;
 };
 
 class EmbeddedGraph final : public ExecutableGraphImpl {

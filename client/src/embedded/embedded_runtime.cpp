@@ -1,7 +1,7 @@
 #include "client/src/embedded/embedded_runtime.h"
 
 #include "client/src/embedded/embedded_objects.h"
-#include "daemon/devices/host/host_registration.h"
+#include "daemon/devices/composition/open_devices.h"
 
 namespace accord {
 
@@ -17,16 +17,15 @@ namespace accord::detail {
 
 Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOptions& options) {
   ACCORD_RETURN_IF_ERROR(options.validate());
-  devices::host::HostDeviceOptions host_options;
-  host_options.allow_plugins = options.allow_plugins;
-  auto host = devices::host::make_host_device(host_options);
-  if (!host.ok()) return std::move(host).status();
-  devices::DeviceRegistry registry;
-  registry.add(std::move(host).value());
+  devices::DeviceSettings settings;
+  settings.backends = options.devices;
+  settings.allow_plugins = options.allow_plugins;
+  auto registry = devices::open_devices(settings);
+  if (!registry.ok()) return std::move(registry).status();
 
   engine::EngineOptions engine_options;
   engine_options.worker_threads = options.worker_threads;
-  auto engine = engine::Engine::create(engine_options, std::move(registry));
+  auto engine = engine::Engine::create(engine_options, std::move(registry).value());
   if (!engine.ok()) return std::move(engine).status();
 
   engine::SessionLimits limits;
@@ -55,16 +54,17 @@ Result<std::shared_ptr<BufferImpl>> EmbeddedRuntime::allocate(std::size_t bytes,
   return std::shared_ptr<BufferImpl>(std::make_shared<EmbeddedBuffer>(self(), std::move(allocation).value()));
 }
 
-Result<std::shared_ptr<KernelImpl>> EmbeddedRuntime::load_kernel(const std::string& plugin_path,
+Result<std::shared_ptr<KernelImpl>> EmbeddedRuntime::load_kernel(DeviceId device, const std::string& plugin_path,
                                                                  const std::string& name,
                                                                  const KernelContract& contract) {
   devices::CodeImage image;
   image.kind = plugin_path.empty() ? devices::CodeImage::Kind::Builtin : devices::CodeImage::Kind::Plugin;
+  image.device = device;
   image.name = name;
   image.plugin_path = plugin_path;
   auto kernel = session_->load_kernel(image, contract);
   if (!kernel.ok()) return std::move(kernel).status();
-  return std::shared_ptr<KernelImpl>(std::make_shared<EmbeddedKernel>(self(), std::move(kernel).value()));
+  return std::shared_ptr<KernelImpl>(std::make_shared<EmbeddedKernel>(self(), std::move(kernel).value(), device));
 }
 
 Result<std::shared_ptr<ExecutableGraphImpl>> EmbeddedRuntime::prepare(GraphRecord record) {

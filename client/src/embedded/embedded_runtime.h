@@ -1,5 +1,5 @@
-// The embedded transport: the engine and the host device in this process, one
-// session. It is the baseline the daemon transport's overhead is measured against.
+// The embedded transport: the engine and its devices (opened by the composition root,
+// daemon/devices/composition) in this process, one session. It is the baseline the daemon transport's overhead is measured against.
 #pragma once
 
 #include <memory>
@@ -15,8 +15,8 @@ class EmbeddedRuntime final : public RuntimeImpl {
   ~EmbeddedRuntime() override;
 
   Result<std::shared_ptr<BufferImpl>> allocate(std::size_t bytes, MemoryPlacement placement) override;
-  Result<std::shared_ptr<KernelImpl>> load_kernel(const std::string& plugin_path, const std::string& name,
-                                                  const KernelContract& contract) override;
+  Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
+                                                  const std::string& name, const KernelContract& contract) override;
   Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) override;
   Statistics statistics() override { return session_->statistics(); }
   Status start_trace(std::size_t capacity) override { return session_->start_trace(capacity); }

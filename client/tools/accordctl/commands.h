@@ -18,7 +18,8 @@ namespace accord::ctl {
 // instead of making dump() throw.
 void print_json(const nlohmann::ordered_json& value);
 
-// ListDevices: index, kind, name, target, lanes, placements. No session.
+// ListDevices: every device, present or lost, and every backend that opened none, with
+// index, id, backend, name, target, state and reason (device_view.h). No session.
 Status run_devices(Connection& connection);
 
 // ListSessions: id, pid, uid, label, buffers, graphs, pending, live bytes, age. No
@@ -26,7 +27,8 @@ Status run_devices(Connection& connection);
 // session; other users see their own.
 Status run_sessions(Connection& connection);
 
-// GetStatistics in a session of its own: the daemon-wide 13 counters (host-observed).
+// GetStatistics in a session of its own: the daemon-wide 13 counters (host-observed)
+// and devices_lost.
 Status run_stats(Connection& connection);
 
 struct TraceOptions {

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "client/tools/accordctl/commands.h"
+#include "client/tools/accordctl/device_view.h"
 #include "client/tools/accordctl/proto_text.h"
 #include "client/tools/accordctl/table.h"
 
@@ -25,24 +26,8 @@ void print_json(const nlohmann::ordered_json& value) {
 Status run_devices(Connection& connection) {
   ACCORD_ASSIGN_OR_RETURN(const v1::ListDevicesResponse response,
                           connection.call(&v1::Accord::Stub::ListDevices, v1::ListDevicesRequest()));
-  ordered_json json = ordered_json::array();
-  Table table({{"INDEX", Align::Right}, {"KIND"}, {"NAME"}, {"TARGET"}, {"LANES"}, {"PLACEMENTS"}});
-  for (const v1::Device& device : response.devices()) {
-    std::vector<std::string> lanes;
-    for (int lane : device.lanes()) lanes.push_back(lane_name(static_cast<v1::Lane>(lane)));
-    std::vector<std::string> placements;
-    for (int kind : device.placements()) placements.push_back(placement_name(static_cast<v1::PlacementKind>(kind)));
-    json.push_back({{"index", device.index()},
-                    {"kind", device.kind()},
-                    {"name", device.name()},
-                    {"target", device.target()},
-                    {"lanes", lanes},
-                    {"placements", placements}});
-    table.add_row({std::to_string(device.index()), device.kind(), device.name(), device.target(),
-                   join_or_dash(lanes, ","), join_or_dash(placements, ",")});
-  }
-  if (connection.options().json) print_json({{"devices", json}});
-  else std::cout << table.render();
+  if (connection.options().json) print_json(devices_json(response));
+  else std::cout << devices_table(response).render();
   return Status();
 }
 

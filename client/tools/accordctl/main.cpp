@@ -71,12 +71,15 @@ int main(int argc, char** argv) {
       ->check(kPositiveSeconds)
       ->capture_default_str();
 
-  CLI::App* devices = app.add_subcommand("devices", "List the devices accordd opened (no session needed).");
+  CLI::App* devices = app.add_subcommand(
+      "devices", "List accordd's devices, present or lost, and the backends that found none, with the "
+                 "reason (no session needed).");
   CLI::App* sessions = app.add_subcommand(
       "sessions", "List live sessions: id, pid, uid, label, buffers, graphs, pending, live bytes, age. "
                   "Root and accordd's own user see all sessions; others see their own.");
   CLI::App* stats = app.add_subcommand(
-      "stats", "Print accordd's daemon-wide statistics: the 13 cumulative host-observed counters.");
+      "stats", "Print accordd's daemon-wide statistics: the 13 cumulative host-observed counters and "
+               "devices_lost.");
 
   TraceOptions trace_options;
   CLI::App* trace = app.add_subcommand(

@@ -56,6 +56,7 @@ std::vector<std::pair<std::string, std::uint64_t>> statistics_counters(const v1:
       {"cache_maintenance_bytes", s.cache_maintenance_bytes()},
       {"live_bytes", s.live_bytes()},
       {"peak_bytes", s.peak_bytes()},
+      {"devices_lost", s.devices_lost()},
   };
 }
 

@@ -1,5 +1,5 @@
 // accordctl's view of protocol values: operator-facing names of lanes, placements and
-// completion states, the 13 counters of a Statistics message in declaration order, and
+// completion states, the counters of a Statistics message in declaration order, and
 // the client vocabulary's KernelContract as the proto message LoadKernel takes.
 #pragma once
 
@@ -28,8 +28,9 @@ std::string placement_name(v1::PlacementKind kind);
 // "pending", "succeeded", "failed", "cancelled"; "state N" when unknown.
 std::string completion_state_name(v1::CompletionState state);
 
-// The 13 counters of `statistics` as (field name, value), in the order the proto
-// declares them, so tables and JSON read the same as the seed's Statistics.
+// Every counter of `statistics` as (field name, value), in the order the proto declares
+// them: the seed's 13, so tables and JSON read the same as its Statistics, then
+// devices_lost.
 std::vector<std::pair<std::string, std::uint64_t>> statistics_counters(const v1::Statistics& statistics);
 
 // `contract` as the proto message: bindings in order (bytes, alignment, access,

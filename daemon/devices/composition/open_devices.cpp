@@ -22,7 +22,8 @@ BackendCatalog catalog() {
 
 std::vector<std::string> built_backends() {
   std::vector<std::string> names;
-  for (const Backend& b : catalog().backends()) names.push_back(b.name);
+  const BackendCatalog all = catalog();
+  for (const Backend& b : all.backends()) names.push_back(b.name);
   return names;
 }
 

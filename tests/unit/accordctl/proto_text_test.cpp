@@ -1,5 +1,5 @@
 // How accordctl words protocol values and failed calls (proto_text.cpp, rpc_errors.cpp):
-// lane and placement names, the 13 counters in proto order, a client KernelContract as
+// lane and placement names, the counters in proto order, a client KernelContract as
 // the proto message, and the stderr line for each kind of gRPC failure.
 #include <catch2/catch.hpp>
 
@@ -23,18 +23,23 @@ TEST_CASE("lanes and placements have operator-facing names", "[accordctl][proto]
   CHECK(ctl::completion_state_name(v1::COMPLETION_STATE_FAILED) == "failed");
 }
 
-TEST_CASE("statistics list the 13 counters in proto order", "[accordctl][proto]") {
+TEST_CASE("statistics list the 13 counters and devices_lost in proto order", "[accordctl][proto]") {
   v1::Statistics s;
   s.set_native_graphs_prepared(1);
   s.set_live_bytes(4096);
   s.set_peak_bytes(8192);
+  s.set_devices_lost(2);
   const auto counters = ctl::statistics_counters(s);
-  REQUIRE(counters.size() == 13);
+  REQUIRE(counters.size() == 14);
   CHECK(counters.front() == std::pair<std::string, std::uint64_t>{"native_graphs_prepared", 1});
   CHECK(counters[11] == std::pair<std::string, std::uint64_t>{"live_bytes", 4096});
-  CHECK(counters.back() == std::pair<std::string, std::uint64_t>{"peak_bytes", 8192});
-  // Same count as the message declares, so a new field is not silently left out.
-  CHECK(v1::Statistics::descriptor()->field_count() == 13);
+  CHECK(counters[12] == std::pair<std::string, std::uint64_t>{"peak_bytes", 8192});
+  CHECK(counters.back() == std::pair<std::string, std::uint64_t>{"devices_lost", 2});
+  // Same count and names as the message declares, so a new field is not silently left out.
+  const auto* descriptor = v1::Statistics::descriptor();
+  REQUIRE(descriptor->field_count() == static_cast<int>(counters.size()));
+  for (int i = 0; i < descriptor->field_count(); ++i)
+    CHECK(counters[static_cast<std::size_t>(i)].first == descriptor->field(i)->name());
 }
 
 TEST_CASE("a built-in's contract converts to the proto message field by field", "[accordctl][proto]") {

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -111,6 +113,9 @@ TEST_CASE("with no file and no flags the config is the built-in defaults", "[dae
   CHECK_FALSE(d.session_limits.memory_budget.has_value());
   CHECK(d.kernel_policy == KernelPolicy::ClientModules);
   CHECK(d.plugin_paths.empty());
+  CHECK(d.device_settings.backends.empty());  // "auto"
+  CHECK(d.device_settings.options.empty());
+  CHECK(d.watchdog_timeout == std::chrono::seconds(60));
 }
 
 TEST_CASE("the sample deploy/accordd.toml loads and states exactly the defaults", "[daemon][config]") {
@@ -137,8 +142,12 @@ TEST_CASE("the sample names every key that to_toml writes", "[daemon][config]") 
   std::istringstream lines(body(*defaults));
   std::string line;
   while (std::getline(lines, line)) {
+    INFO(line);
+    if (line.starts_with("[")) {  // a table's header: [device_options]
+      CHECK(sample.find("\n" + line + "\n") != std::string::npos);
+      continue;
+    }
     const std::string key = line.substr(0, line.find(' '));
-    INFO(key);
     CHECK(sample.find("\n" + key + " = ") != std::string::npos);
   }
 }
@@ -192,10 +201,14 @@ TEST_CASE("every setting has a flag", "[daemon][config]") {
                  "--allow-uid", "0", "--allow-gid", "0", "--allow-all-users", "--workers", "4",
                  "--max-submissions", "9", "--graph-slots", "3", "--memory-budget", "512k", "--max-objects",
                  "10", "--max-sessions", "11", "--max-message-bytes", "8M", "--kernel-policy", "catalog",
-                 "--plugin-path", "/p/one.so", "--plugin-path", "/p/two.so", "--log-level", "trace"});
+                 "--plugin-path", "/p/one.so", "--plugin-path", "/p/two.so", "--log-level", "trace",
+                 "--devices", "host,null", "--watchdog-seconds", "9", "--device-option", "null.devices=3"});
   INFO(message_of(r));
   REQUIRE(r.ok());
   const DaemonConfig& d = r->daemon;
+  CHECK(d.device_settings.backends == std::vector<std::string>{"host", "null"});
+  CHECK(d.watchdog_timeout == std::chrono::seconds(9));
+  CHECK(d.device_settings.options == std::map<std::string, std::string>{{"null.devices", "3"}});
   CHECK(d.grpc_socket == "/tmp/g.sock");
   CHECK(d.session_socket == "/tmp/s.sock");
   CHECK(d.socket_mode == 0600u);
@@ -217,7 +230,9 @@ TEST_CASE("every setting has a flag", "[daemon][config]") {
 TEST_CASE("to_toml writes a file that loads back to the same config", "[daemon][config]") {
   auto r = load({"--grpc-socket", "/run/x/\"quoted\" \\ path.sock", "--allow-uid", "5", "--allow-gid", "6",
                  "--memory-budget", "3G", "--kernel-policy", "catalog", "--plugin-path", "/p/a.so",
-                 "--socket-mode", "0640", "--log-level", "error"});
+                 "--socket-mode", "0640", "--log-level", "error", "--devices", "host,null",
+                 "--watchdog-seconds", "7", "--device-option", "null.devices=2",
+                 "--device-option", "cuda.note=a \"b\", c=d"});
   REQUIRE(r.ok());
   TempConfig file(config::to_toml(*r));
   auto again = load({"--config", file.path()});
@@ -225,6 +240,81 @@ TEST_CASE("to_toml writes a file that loads back to the same config", "[daemon][
   REQUIRE(again.ok());
   CHECK(body(*again) == body(*r));
   CHECK(again->daemon.grpc_socket == "/run/x/\"quoted\" \\ path.sock");
+  CHECK(again->daemon.device_settings.backends == std::vector<std::string>{"host", "null"});
+  CHECK(again->daemon.watchdog_timeout == std::chrono::seconds(7));
+  CHECK(again->daemon.device_settings.options ==
+        std::map<std::string, std::string>{{"cuda.note", "a \"b\", c=d"}, {"null.devices", "2"}});
+}
+
+TEST_CASE("devices is auto or a list of backend names, from the file or --devices", "[daemon][config]") {
+  TempConfig listed("devices = [\"host\", \"null\"]\n");
+  auto from_file = load({"--config", listed.path()});
+  INFO(message_of(from_file));
+  REQUIRE(from_file.ok());
+  CHECK(from_file->daemon.device_settings.backends == std::vector<std::string>{"host", "null"});
+  // The flag replaces the file's list; "auto" clears it.
+  auto flagged = load({"--config", listed.path(), "--devices", "null"});
+  REQUIRE(flagged.ok());
+  CHECK(flagged->daemon.device_settings.backends == std::vector<std::string>{"null"});
+  auto automatic = load({"--config", listed.path(), "--devices", "auto"});
+  REQUIRE(automatic.ok());
+  CHECK(automatic->daemon.device_settings.backends.empty());
+  TempConfig auto_file("devices = \"auto\"\n");
+  auto from_auto = load({"--config", auto_file.path()});
+  REQUIRE(from_auto.ok());
+  CHECK(from_auto->daemon.device_settings.backends.empty());
+  // Names are checked for form here; whether this build has them is DaemonConfig's
+  // check (accordd --check-config runs both).
+  auto unknown = load({"--devices", "host,doesnotexist"});
+  REQUIRE(unknown.ok());
+  CHECK(unknown->daemon.device_settings.backends == std::vector<std::string>{"host", "doesnotexist"});
+
+  require_invalid_file("devices = []\n", {"'devices'", "auto"});
+  require_invalid_file("devices = 3\n", {"'devices'", "integer"});
+  require_invalid_file("devices = [\"host\", \"auto\"]\n", {"'devices'[1]", "auto"});
+  require_invalid_file("devices = [\"host\", \"host\"]\n", {"'devices'[1]", "twice"});
+  require_invalid_file("devices = [\"Host GPU\"]\n", {"'devices'[0]", "not a backend name"});
+  require_invalid_flags({"--devices", "host,CUDA"}, "--devices");
+}
+
+TEST_CASE("watchdog_seconds sets the engine's watchdog", "[daemon][config]") {
+  auto r = load({"--watchdog-seconds", "5"});
+  REQUIRE(r.ok());
+  CHECK(r->daemon.watchdog_timeout == std::chrono::seconds(5));
+  require_invalid_file("watchdog_seconds = 0\n", {"'watchdog_seconds'", "between 1 and"});
+  require_invalid_file("watchdog_seconds = \"60\"\n", {"'watchdog_seconds'", "integer"});
+  require_invalid_flags({"--watchdog-seconds", "-1"}, "--watchdog-seconds");
+}
+
+TEST_CASE("device_options is a table of backend.key strings, from the file or --device-option",
+          "[daemon][config]") {
+  // A quoted dotted key, a dotted key (a nested table in TOML) and a sub-table all give
+  // "backend.key"; integers and booleans are taken as their text.
+  TempConfig file(R"(workers = 2
+[device_options]
+"null.devices" = "2"
+cuda.ordinals = 3
+[device_options.level_zero]
+emulate = true
+)");
+  auto r = load({"--config", file.path()});
+  INFO(message_of(r));
+  REQUIRE(r.ok());
+  CHECK(r->daemon.worker_threads == 2);
+  CHECK(r->daemon.device_settings.options == std::map<std::string, std::string>{{"cuda.ordinals", "3"},
+                                                                                 {"level_zero.emulate", "true"},
+                                                                                 {"null.devices", "2"}});
+  // Flags replace the whole table; a repeated key keeps the last value.
+  auto flagged = load({"--config", file.path(), "--device-option", "null.devices=4", "--device-option",
+                       "null.devices=5"});
+  REQUIRE(flagged.ok());
+  CHECK(flagged->daemon.device_settings.options == std::map<std::string, std::string>{{"null.devices", "5"}});
+
+  require_invalid_file("[device_options]\nnull = \"2\"\n", {"'device_options.null'", "BACKEND.KEY"});
+  require_invalid_file("[device_options]\n\"null.devices\" = [2]\n", {"'device_options.null.devices'", "string"});
+  require_invalid_file("device_options = 3\n", {"'device_options'", "table"});
+  require_invalid_flags({"--device-option", "null.devices"}, "BACKEND.KEY=VALUE");
+  require_invalid_flags({"--device-option", ".x=1"}, "BACKEND.KEY");
 }
 
 TEST_CASE("an unknown key is Invalid naming the key and its line", "[daemon][config]") {
@@ -325,7 +415,8 @@ TEST_CASE("--help and --version ask to print and exit", "[daemon][config]") {
   auto help = load({"--help"});
   REQUIRE(help.ok());
   REQUIRE(help->print_and_exit.has_value());
-  for (const char* flag : {"--config", "--check-config", "--memory-budget", "--allow-uid", "--kernel-policy"}) {
+  for (const char* flag : {"--config", "--check-config", "--memory-budget", "--allow-uid", "--kernel-policy",
+                           "--devices", "--device-option", "--watchdog-seconds"}) {
     INFO(flag);
     CHECK(help->print_and_exit->find(flag) != std::string::npos);
   }

@@ -22,7 +22,7 @@
 
 using accord::ErrorKind;
 using accord::Status;
-using accord::devices::UniqueFd;
+using accord::UniqueFd;
 using namespace accord::wire;
 using Catch::Contains;
 

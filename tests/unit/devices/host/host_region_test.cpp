@@ -38,7 +38,7 @@ Operation copy_op(std::span<const OperationBinding> bindings) {
 }
 
 Status lower_error(HostDevice& device, std::span<const Operation> run) {
-  auto region = device.lower(devices::RegionRequest{run});
+  auto region = device.lower(devices::RegionRequest::of(run));
   REQUIRE_FALSE(region.ok());
   return std::move(region).status();
 }
@@ -205,7 +205,7 @@ TEST_CASE("launching a lowered region performs no heap allocation", "[devices][h
   auto x = allocate(device, 1024), y = allocate(device, 1024);
   const OperationBinding bindings[] = {bind(*x, Access::Read), bind(*y, Access::ReadWrite)};
   const Operation ops[] = {kernel_op(**code, bindings)};
-  auto region = device.lower(devices::RegionRequest{ops});
+  auto region = device.lower(devices::RegionRequest::of(ops));
   REQUIRE(region.ok());
 
   // Sanity check of the counter itself, so a broken replacement cannot pass silently.

@@ -39,7 +39,7 @@ inline std::unique_ptr<DeviceMemory> allocate(Device& device, std::size_t bytes)
 inline OperationBinding bind(const DeviceMemory& memory, Access access, std::size_t offset = 0,
                              std::size_t length = static_cast<std::size_t>(-1)) {
   if (length == static_cast<std::size_t>(-1)) length = memory.bytes() - offset;
-  return OperationBinding{&memory, offset, length, access};
+  return OperationBinding{&memory, nullptr, memory.device_address(), offset, length, access};
 }
 
 inline float* floats(const DeviceMemory& memory) { return reinterpret_cast<float*>(memory.host_address()); }
@@ -65,7 +65,7 @@ inline Operation kernel_op(const LoadedCode& code, std::span<const OperationBind
 
 // Lowers `run` (which must succeed) and launches it, returning the recorded outcome.
 inline void lower_and_launch(Device& device, std::span<const Operation> run, RecordingSink& sink) {
-  auto region = device.lower(devices::RegionRequest{run});
+  auto region = device.lower(devices::RegionRequest::of(run));
   REQUIRE(region.ok());
   device.launch(**region, RegionWaits{}, sink);
   REQUIRE(sink.calls() == 1);

@@ -1,0 +1,63 @@
+#include "client/tools/accordctl/device_view.h"
+
+#include <vector>
+
+#include "client/tools/accordctl/proto_text.h"
+
+namespace accord::ctl {
+namespace {
+
+bool absent(const v1::Device& device) { return device.state() == "absent"; }
+
+std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+}  // namespace
+
+std::string device_id(const v1::Device& device) {
+  if (absent(device) || device.kind().empty()) return "-";
+  if (device.kind() == "host") return "host";
+  return device.kind() + ":" + std::to_string(device.ordinal());
+}
+
+Table devices_table(const v1::ListDevicesResponse& response) {
+  Table table({{"INDEX", Align::Right},
+               {"ID"},
+               {"BACKEND"},
+               {"NAME"},
+               {"TARGET"},
+               {"STATE"},
+               {"REASON"}});
+  for (const v1::Device& device : response.devices()) {
+    table.add_row({absent(device) ? "-" : std::to_string(device.index()), device_id(device),
+                   or_dash(device.backend()), or_dash(device.name()), or_dash(device.target()),
+                   or_dash(device.state()), device.reason()});
+  }
+  return table;
+}
+
+nlohmann::ordered_json devices_json(const v1::ListDevicesResponse& response) {
+  using nlohmann::ordered_json;
+  ordered_json devices = ordered_json::array();
+  for (const v1::Device& device : response.devices()) {
+    std::vector<std::string> lanes;
+    for (int lane : device.lanes()) lanes.push_back(lane_name(static_cast<v1::Lane>(lane)));
+    std::vector<std::string> placements;
+    for (int kind : device.placements()) placements.push_back(placement_name(static_cast<v1::PlacementKind>(kind)));
+    const bool none = absent(device);
+    devices.push_back({{"index", none ? ordered_json() : ordered_json(device.index())},
+                       {"id", none ? ordered_json() : ordered_json(device_id(device))},
+                       {"kind", none ? ordered_json() : ordered_json(device.kind())},
+                       {"ordinal", none ? ordered_json() : ordered_json(device.ordinal())},
+                       {"backend", device.backend()},
+                       {"name", device.name()},
+                       {"target", device.target()},
+                       {"memory_bytes", device.memory_bytes()},
+                       {"state", device.state()},
+                       {"reason", device.reason()},
+                       {"lanes", lanes},
+                       {"placements", placements}});
+  }
+  return {{"devices", devices}};
+}
+
+}  // namespace accord::ctl
