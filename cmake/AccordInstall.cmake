@@ -7,7 +7,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_all)
+set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_common accord_devices_all)
 foreach(backend ${ACCORD_DEVICE_BACKENDS})
   list(APPEND _accord_exported accord_devices_${backend})
 endforeach()

@@ -1,4 +1,6 @@
 #include <fstream>
+#include <set>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "accord/trace.h"
@@ -6,20 +8,42 @@
 namespace accord {
 
 std::string ExecutionTrace::to_json() const {
+  // One Perfetto process per device (host 1, gpu:N 100 + N, npu:N 200 + N), one thread
+  // per lane, so a GPU's Upload/Compute/Download lanes group under that GPU.
+  auto pid_of = [](DeviceId device) {
+    switch (device.kind) {
+      case DeviceKind::Host: return 1;
+      case DeviceKind::Gpu: return 100 + device.ordinal;
+      case DeviceKind::Npu: return 200 + device.ordinal;
+    }
+    return 1;
+  };
   nlohmann::json events_json = nlohmann::json::array();
-  for (int lane = 0; lane < kLaneKindCount; ++lane) {
-    events_json.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", lane},
-                           {"args", {{"name", std::string(to_string(static_cast<LaneKind>(lane))) + " lane"}}}});
-  }
+  std::set<std::pair<int, int>> named_lanes;
+  std::set<int> named_devices;
+  auto name_lane = [&](DeviceId device, LaneKind lane) {
+    const int pid = pid_of(device);
+    if (named_devices.insert(pid).second)
+      events_json.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", device.to_string()}}}});
+    if (named_lanes.insert({pid, static_cast<int>(lane)}).second)
+      events_json.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", static_cast<int>(lane)},
+                             {"args", {{"name", device.to_string() + " " + std::string(to_string(lane)) + " lane"}}}});
+  };
+  name_lane(DeviceId::host(), LaneKind::Host);
   for (const TraceEvent& e : events) {
-    events_json.push_back({{"name", std::string(to_string(e.lane)) + " region"},
+    name_lane(e.device, e.lane);
+    events_json.push_back({{"name", e.device.to_string() + " " + std::string(to_string(e.lane)) + " region"},
                            {"cat", "accord"},
                            {"ph", "X"},
-                           {"pid", 1},
+                           {"pid", pid_of(e.device)},
                            {"tid", static_cast<int>(e.lane)},
                            {"ts", e.start_us},
                            {"dur", e.duration_us},
-                           {"args", {{"copied_bytes", e.copied_bytes}, {"failed", e.failed}}}});
+                           {"args",
+                            {{"device", e.device.to_string()},
+                             {"lane", std::string(to_string(e.lane))},
+                             {"copied_bytes", e.copied_bytes},
+                             {"failed", e.failed}}}});
   }
   nlohmann::json doc = {
       {"traceEvents", std::move(events_json)},

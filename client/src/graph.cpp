@@ -111,12 +111,35 @@ Result<Node> Graph::host_aliasing(const Kernel& kernel, std::span<const BufferVi
   return record_kernel(kernel, bindings, true);
 }
 
-Result<Node> Graph::gpu(const Kernel&, std::span<const BufferView>) {
-  return unsupported_error(node_name(size()) + ": no GPU backend is available in this runtime");
+Result<Node> Graph::record_device_kernel(const Kernel& kernel, std::span<const BufferView> bindings,
+                                         DeviceKind kind) {
+  if (!record_) return invalid_error("graph was already prepared");
+  const std::size_t node = record_->nodes.size();
+  const char* what = kind == DeviceKind::Gpu ? "gpu" : "npu";
+  if (kernel.valid() && kernel.device().kind != kind) {
+    // Without any device of that kind the call cannot work at all: say so first.
+    auto devices = runtime_->devices();
+    bool here = false;
+    if (devices.ok())
+      for (const DeviceInfo& d : devices.value()) here |= d.state != DeviceState::Absent && d.id.kind == kind;
+    if (devices.ok() && !here)
+      return unsupported_error(node_name(node) + ": Graph::" + what + "(): no " + what + " device in this runtime (devices: " +
+                               describe_devices(devices.value()) + ")");
+    return invalid_error(node_name(node) + ": Graph::" + what + "() needs code loaded onto a" +
+                         (kind == DeviceKind::Gpu ? " GPU" : "n NPU") + ", but '" + kernel.name() + "' was loaded onto " +
+                         kernel.device().to_string());
+  }
+  // The rest (ownership, views, contract) as for host kernels; the engine runs the
+  // kernel on its device's lane (GPU: Compute, NPU: Npu).
+  return record_kernel(kernel, bindings, false);
 }
 
-Result<Node> Graph::npu(const Kernel&, std::span<const BufferView>) {
-  return unsupported_error(node_name(size()) + ": no NPU backend is available in this runtime");
+Result<Node> Graph::gpu(const Kernel& kernel, std::span<const BufferView> bindings) {
+  return record_device_kernel(kernel, bindings, DeviceKind::Gpu);
+}
+
+Result<Node> Graph::npu(const Kernel& program, std::span<const BufferView> bindings) {
+  return record_device_kernel(program, bindings, DeviceKind::Npu);
 }
 
 Result<ExecutableGraph> Graph::prepare() && {

@@ -10,6 +10,8 @@ Status RuntimeOptions::validate() const {
                          std::to_string(max_submissions) + ", graph_slots " +
                          std::to_string(graph_slots) + ")");
   if (memory_budget && *memory_budget == 0) return invalid_error("memory_budget must be nonzero when set");
+  if (priority < -1000 || priority > 1000)
+    return invalid_error("priority " + std::to_string(priority) + " is not in -1000..1000");
   return Status();
 }
 
@@ -33,6 +35,55 @@ Result<Kernel> Runtime::load_plugin_kernel(const std::string& path, const std::s
                                            const KernelContract& contract) const {
   if (path.empty()) return invalid_error("plugin path is empty");
   auto impl = impl_->load_kernel(DeviceId::host(), path, name, contract);
+  if (!impl.ok()) return std::move(impl).status();
+  return Kernel(std::move(impl).value());
+}
+
+Result<std::vector<DeviceInfo>> Runtime::devices() const { return impl_->devices(); }
+
+namespace {
+
+Result<DeviceInfo> find_device(detail::RuntimeImpl& impl, DeviceId id) {
+  ACCORD_ASSIGN_OR_RETURN(std::vector<DeviceInfo> all, impl.devices());
+  for (DeviceInfo& d : all)
+    if (d.state != DeviceState::Absent && d.id == id) return std::move(d);
+  return unsupported_error("no " + id.to_string() + " here (devices: " + describe_devices(all) + ")");
+}
+
+}  // namespace
+
+Result<DeviceInfo> Runtime::gpu(int ordinal) const { return find_device(*impl_, DeviceId::gpu(ordinal)); }
+Result<DeviceInfo> Runtime::npu(int ordinal) const { return find_device(*impl_, DeviceId::npu(ordinal)); }
+
+Result<Kernel> Runtime::load_gpu_kernel(int gpu, GpuKernelImage image, const KernelContract& contract) const {
+  ACCORD_RETURN_IF_ERROR(image.validate());
+  ACCORD_RETURN_IF_ERROR(contract.validate());
+  if (gpu < 0) return invalid_error("GPU ordinal " + std::to_string(gpu) + " is negative");
+  detail::CodeLoad code;
+  code.device = DeviceId::gpu(gpu);
+  code.name = image.entry;
+  code.image = image.image;
+  code.grid = image.grid;
+  code.block = image.block;
+  code.shared_bytes = image.shared_bytes;
+  auto impl = impl_->load_code(code, contract);
+  if (!impl.ok()) return std::move(impl).status();
+  return Kernel(std::move(impl).value());
+}
+
+Result<Kernel> Runtime::load_npu_program(int npu, std::span<const std::byte> blob, std::string label,
+                                         const KernelContract& contract) const {
+  if (blob.empty()) return invalid_error("NPU program '" + label + "' is empty");
+  if (!contract.constants.empty())
+    return invalid_error("NPU program '" + label + "': the contract has " + std::to_string(contract.constants.size()) +
+                         " constant bytes, but NPU programs take buffers only");
+  ACCORD_RETURN_IF_ERROR(contract.validate());
+  if (npu < 0) return invalid_error("NPU ordinal " + std::to_string(npu) + " is negative");
+  detail::CodeLoad code;
+  code.device = DeviceId::npu(npu);
+  code.name = label.empty() ? "npu program" : std::move(label);
+  code.image = blob;
+  auto impl = impl_->load_code(code, contract);
   if (!impl.ok()) return std::move(impl).status();
   return Kernel(std::move(impl).value());
 }

@@ -3,6 +3,7 @@
 // public classes in client/include/accord forward to them. Private to client/src.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "accord/completion.h"
 #include "accord/contract.h"
 #include "accord/device_id.h"
+#include "accord/device_info.h"
 #include "accord/executable_graph.h"
 #include "accord/graph.h"
 #include "accord/lane.h"
@@ -92,6 +94,17 @@ class ExecutableGraphImpl {
   std::vector<Node> deps;
 };
 
+// Client-supplied device code as a transport carries it: a GPU image (with its entry in
+// `name` and its launch shape) or an NPU program blob (labelled by `name`).
+struct CodeLoad {
+  DeviceId device;
+  std::string name;
+  std::span<const std::byte> image;  // borrowed for the call
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;
+};
+
 class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
  public:
   virtual ~RuntimeImpl() = default;
@@ -101,6 +114,11 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   virtual Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
                                                           const std::string& name,
                                                           const KernelContract& contract) = 0;
+  // Loads a GPU image or an NPU program (`code.image` non-empty) onto `code.device`.
+  // The caller checked the structure (GpuKernelImage::validate, empty NPU constants).
+  virtual Result<std::shared_ptr<KernelImpl>> load_code(const CodeLoad& code, const KernelContract& contract) = 0;
+  // Runtime::devices(): present and lost devices, then absent backends.
+  virtual Result<std::vector<DeviceInfo>> devices() = 0;
   virtual Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) = 0;
   virtual Statistics statistics() = 0;
   virtual Status start_trace(std::size_t capacity) = 0;

@@ -267,6 +267,7 @@ constexpr std::int64_t kMaxGraphSlots = 4096;
 constexpr std::uint64_t kMinMessageBytes = 4096;
 constexpr std::uint64_t kMaxMessageBytes = std::numeric_limits<std::int32_t>::max();  // gRPC takes an int
 constexpr std::int64_t kMaxWatchdogSeconds = 24 * 60 * 60;
+constexpr std::int64_t kMaxPriority = 1000;  // engine::kMaxPriority agrees
 
 #define ACCORD_SET(lhs, expr)                    \
   do {                                           \
@@ -411,6 +412,31 @@ const Setting kSettings[] = {
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
        ACCORD_ASSIGN_OR_RETURN(std::size_t seconds, get_count(v[0], 1, kMaxWatchdogSeconds));
        c.daemon.watchdog_timeout = std::chrono::seconds(seconds);
+       return {};
+     }},
+    {"priorities", "--priority-limit", "max_priority=N|uid.USER=N|gid.GROUP=N",
+     "the highest session priority anyone, a user or a group may ask for (repeatable)", Shape::Table,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       service::PriorityPolicy policy;
+       for (const Input& in : v) {
+         ACCORD_ASSIGN_OR_RETURN(const std::int64_t value, get_integer(in));
+         if (value < -kMaxPriority || value > kMaxPriority)
+           return invalid(in, in_quotes(in.key) + " must be between " + std::to_string(-kMaxPriority) + " and " +
+                                  std::to_string(kMaxPriority) + ", got " + std::to_string(value));
+         const int limit = static_cast<int>(value);
+         if (in.key == "max_priority") {
+           policy.max_priority = limit;
+           continue;
+         }
+         const bool uid = in.key.rfind("uid.", 0) == 0;
+         const bool gid = in.key.rfind("gid.", 0) == 0;
+         if ((!uid && !gid) || in.key.size() == 4)
+           return invalid(in, in_quotes(in.key) + " is not max_priority, uid.USER or gid.GROUP");
+         const Input who{nullptr, std::string_view(in.key).substr(4), in.where + " (" + in.key + ")", {}};
+         ACCORD_ASSIGN_OR_RETURN(const std::uint32_t id, get_id(who, uid ? IdKind::User : IdKind::Group));
+         (uid ? policy.uid_max : policy.gid_max)[id] = limit;
+       }
+       c.daemon.priorities = std::move(policy);
        return {};
      }},
     {"device_options", "--device-option", "BACKEND.KEY=VALUE", "a device backend option (repeatable)",
@@ -727,8 +753,11 @@ std::string to_toml(const AccorddConfig& config) {
   else write_array(out, d.device_settings.backends, string_writer);
   out << "\nwatchdog_seconds = "
       << std::chrono::duration_cast<std::chrono::seconds>(d.watchdog_timeout).count();
-  // A table ends the document: every key after its header would belong to it.
-  out << "\n[device_options]\n";
+  // Tables end the document: every key after a header belongs to that table.
+  out << "\n[priorities]\nmax_priority = " << d.priorities.max_priority << '\n';
+  for (const auto& [uid, limit] : d.priorities.uid_max) out << "uid." << uid << " = " << limit << '\n';
+  for (const auto& [gid, limit] : d.priorities.gid_max) out << "gid." << gid << " = " << limit << '\n';
+  out << "[device_options]\n";
   for (const auto& [key, value] : d.device_settings.options) {
     write_string(out, key);
     out << " = ";

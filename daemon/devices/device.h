@@ -34,6 +34,9 @@ struct DeviceInfo {
   std::string name;      // "host", "cuda:0 (NVIDIA H200)"
   std::string target;    // architecture the device executes ("x86_64", "sm_90")
   std::uint64_t memory_bytes = 0;  // device memory, 0 when it has none of its own
+  // A stable identity across restarts where the hardware has one ("GPU-xxxxxxxx-..." as
+  // NVIDIA tools print it); empty otherwise.
+  std::string uuid;
 
   DeviceId id() const noexcept { return {kind, ordinal}; }
 };
@@ -147,6 +150,10 @@ struct RegionRequest {
   // Submission slots of the graph: every launch names one slot in [0, slots), and a
   // slot has at most one launch in flight. A backend may instantiate per slot.
   std::uint32_t slots = 1;
+  // The session's scheduling priority (0 default, positive more urgent, negative less).
+  // The backend maps it to its native priority, e.g. CUDA stream priorities; 0 is the
+  // device default. Backends without priorities ignore it.
+  int priority = 0;
 
   // A request for `operations` with no edges and one slot (tests, benchmarks).
   static RegionRequest of(std::span<const Operation> operations) noexcept {
@@ -213,6 +220,9 @@ class Device {
   virtual bool waits_natively() const noexcept { return false; }
   // True when launch() runs the region to completion on the calling thread.
   virtual bool launches_synchronously() const noexcept = 0;
+  // Device memory free now, in bytes; 0 when unknown or when the device has none of its
+  // own (the default). May ask the driver: cheap, but not for the submit path.
+  virtual std::uint64_t free_memory() const noexcept { return 0; }
 
   // --- memory (may allocate; not on the submit path). Thread-safe. ---
   // Returns zero-initialised storage of at least `request.bytes`. Invalid for 0 bytes,

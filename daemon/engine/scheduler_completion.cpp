@@ -45,7 +45,7 @@ void Scheduler::end_region(RegionRun& run, Status status, bool launched) noexcep
     } else {
       fail_locked(s, run.region, std::move(status));
     }
-    session.trace.record(run.started, end, region.lane, ok ? region.copy_bytes : 0, !ok && !cancelled);
+    session.trace.record(run.started, end, devices_.at(region.device).info().id(), region.lane, ok ? region.copy_bytes : 0, !ok && !cancelled);
     const bool more_work = pending_count_ > 1 || graph.parallel() || s.remaining > 0;
     if (s.launching == 0 && can_finish(s)) {
       settle(lock, deferred);  // may destroy s and graph: no access below

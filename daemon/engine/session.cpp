@@ -10,6 +10,9 @@ Status SessionLimits::validate() const {
                          std::to_string(max_submissions) + ", graph_slots " +
                          std::to_string(graph_slots) + ")");
   if (graph_slots > 4096) return invalid_error("graph_slots must be at most 4096");
+  if (priority < -kMaxPriority || priority > kMaxPriority)
+    return invalid_error("priority " + std::to_string(priority) + " is not in " + std::to_string(-kMaxPriority) +
+                         ".." + std::to_string(kMaxPriority));
   return Status();
 }
 

@@ -27,11 +27,17 @@ class Engine;
 class PreparedGraph;
 class Submission;
 
+inline constexpr int kMaxPriority = 1000;
+
 struct SessionLimits {
   std::size_t max_submissions = 64;  // pending submissions; more is Busy
   std::size_t graph_slots = 2;       // submission slots per prepared graph
   std::optional<std::uint64_t> memory_budget;  // live allocation bytes; more is Busy
-  // Invalid for zero capacities.
+  // Scheduling priority: 0 default, positive more urgent, negative less. Given to
+  // devices as RegionRequest::priority (the CUDA backend maps it to stream priorities).
+  // The service grants it within accordd's [priorities] configuration.
+  int priority = 0;
+  // Invalid for zero capacities and for a priority outside [-kMaxPriority, kMaxPriority].
   Status validate() const;
 };
 

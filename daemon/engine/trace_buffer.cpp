@@ -26,13 +26,14 @@ std::optional<ExecutionTrace> TraceBuffer::finish() {
   return trace;
 }
 
-void TraceBuffer::record(Clock::time_point start, Clock::time_point end, LaneKind lane,
+void TraceBuffer::record(Clock::time_point start, Clock::time_point end, DeviceId device, LaneKind lane,
                          std::uint64_t copied_bytes, bool failed) noexcept {
   if (!active_) return;
   using us = std::chrono::duration<double, std::micro>;
   TraceEvent& e = ring_[next_];
   e.start_us = us(start - origin_).count();
   e.duration_us = us(end - start).count();
+  e.device = device;
   e.lane = lane;
   e.copied_bytes = copied_bytes;
   e.failed = failed;

@@ -22,7 +22,7 @@ class TraceBuffer {
   std::optional<ExecutionTrace> finish();
   bool active() const noexcept { return active_; }
   // Records one region; drops the oldest event when full. No-op when inactive.
-  void record(Clock::time_point start, Clock::time_point end, LaneKind lane,
+  void record(Clock::time_point start, Clock::time_point end, DeviceId device, LaneKind lane,
               std::uint64_t copied_bytes, bool failed) noexcept;
 
  private:

@@ -146,6 +146,7 @@ grpc::ServerUnaryReactor* AccordService::GetSessionInfo(Ctx* ctx, const v1::GetS
     response->set_pid(s.peer().pid);
     response->set_label(s.label());
     const engine::SessionLimits& limits = s.engine_session().limits();
+    response->set_priority(limits.priority);
     response->mutable_limits()->set_max_submissions(limits.max_submissions);
     response->mutable_limits()->set_graph_slots(limits.graph_slots);
     response->mutable_limits()->set_memory_budget(limits.memory_budget.value_or(0));
@@ -188,7 +189,41 @@ grpc::ServerUnaryReactor* AccordService::LoadKernel(Ctx* ctx, const v1::LoadKern
     devices::CodeImage image;
     image.device = device.value();
     image.name = request->name();
-    if (!request->plugin_path().empty()) {
+    const bool client_code = !request->image().empty() || request->image_upload() != 0;
+    if (client_code) {
+      // The upload is consumed whatever happens next, so a refused load leaves nothing.
+      std::optional<std::vector<std::byte>> uploaded;
+      if (request->image_upload() != 0) {
+        uploaded = c.session->take_upload(request->image_upload());
+        if (!uploaded) return not_found("unknown code image upload " + std::to_string(request->image_upload()));
+      }
+      if (!options_.allow_plugins)
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            "client-supplied device code ('" + request->name() + "' for " +
+                                image.device.to_string() + ") is refused: kernel_policy = catalog");
+      if (!request->plugin_path().empty()) return invalid("a LoadKernel request names a plugin or an image, not both");
+      if (image.device.kind == DeviceKind::Host)
+        return invalid("kernel '" + request->name() + "': images load onto a GPU or an NPU, not the host");
+      if (uploaded) {
+        image.image = std::move(*uploaded);
+      } else {
+        const std::string& bytes = request->image();
+        const auto* begin = reinterpret_cast<const std::byte*>(bytes.data());
+        image.image.assign(begin, begin + bytes.size());
+      }
+      const auto dims = [&](const auto& field, const char* what, std::array<std::uint32_t, 3>& out) -> grpc::Status {
+        if (field.empty()) return grpc::Status::OK;
+        if (field.size() != 3) return invalid(std::string(what) + " needs 3 dimensions, got " + std::to_string(field.size()));
+        for (int i = 0; i < 3; ++i) {
+          if (field.Get(i) == 0) return invalid(std::string(what) + " dimensions must be >= 1");
+          out[static_cast<std::size_t>(i)] = field.Get(i);
+        }
+        return grpc::Status::OK;
+      };
+      if (auto s = dims(request->grid(), "grid", image.grid); !s.ok()) return s;
+      if (auto s = dims(request->block(), "block", image.block); !s.ok()) return s;
+      image.shared_bytes = request->shared_bytes();
+    } else if (!request->plugin_path().empty()) {
       const auto& allowed = options_.plugin_paths;
       const bool listed = std::find(allowed.begin(), allowed.end(), request->plugin_path()) != allowed.end();
       if (!listed && (!options_.allow_plugins || !allowed.empty()))
@@ -240,21 +275,24 @@ grpc::Status AccordService::prepare_graph(ServiceSession& session, const v1::Pre
         if (auto s = to_view(session, node.copy().source(), where + " binding 1", op.bindings[1]); !s.ok()) return s;
         break;
       }
-      case v1::Node::kHostKernel: {
+      case v1::Node::kHostKernel:
+      case v1::Node::kKernel: {
+        // The same operation: the engine runs the kernel on its device's lane.
+        const v1::KernelOp& k = node.op_case() == v1::Node::kKernel ? node.kernel() : node.host_kernel();
         op.kind = devices::OpKind::Kernel;
-        op.kernel = session.kernel(node.host_kernel().kernel());
-        if (!op.kernel) return not_found(where + ": " + handle_name("kernel", node.host_kernel().kernel()));
-        op.allow_aliasing = node.host_kernel().allow_aliasing();
-        const int count = node.host_kernel().bindings_size();
+        op.kernel = session.kernel(k.kernel());
+        if (!op.kernel) return not_found(where + ": " + handle_name("kernel", k.kernel()));
+        op.allow_aliasing = k.allow_aliasing();
+        const int count = k.bindings_size();
         op.bindings.resize(static_cast<std::size_t>(count));
         for (int b = 0; b < count; ++b)
-          if (auto s = to_view(session, node.host_kernel().bindings(b), where + " binding " + std::to_string(b),
+          if (auto s = to_view(session, k.bindings(b), where + " binding " + std::to_string(b),
                                op.bindings[static_cast<std::size_t>(b)]);
               !s.ok())
             return s;
         break;
       }
-      default: return invalid(where + ": no operation set (fill, copy or host_kernel)");
+      default: return invalid(where + ": no operation set (fill, copy, host_kernel or kernel)");
     }
     spec.ops.push_back(std::move(op));
   }
@@ -458,6 +496,7 @@ grpc::ServerUnaryReactor* AccordService::ListSessions(Ctx* ctx, const v1::ListSe
       info->set_pid(s->peer().pid);
       info->set_label(s->label());
       const engine::SessionLimits& limits = s->engine_session().limits();
+      info->set_priority(limits.priority);
       info->mutable_limits()->set_max_submissions(limits.max_submissions);
       info->mutable_limits()->set_graph_slots(limits.graph_slots);
       info->mutable_limits()->set_memory_budget(limits.memory_budget.value_or(0));

@@ -106,6 +106,8 @@ void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& 
     device->set_backend(info.backend);
     device->set_ordinal(info.ordinal);
     device->set_memory_bytes(info.memory_bytes);
+    device->set_uuid(info.uuid);
+    if (!registry.lost(i)) device->set_memory_free(d.free_memory());
     for (LaneKind lane : d.lanes()) device->add_lanes(to_proto(lane));
     for (const auto& [placement, kind] : placements)
       if (d.supports(placement)) device->add_placements(kind);
@@ -133,6 +135,7 @@ void to_proto(const ExecutionTrace& trace, v1::FinishTraceResponse& out) {
     p->set_start_us(e.start_us);
     p->set_duration_us(e.duration_us);
     p->set_lane(static_cast<std::uint32_t>(e.lane));
+    p->set_device(e.device.to_string());
     p->set_copied_bytes(e.copied_bytes);
     p->set_failed(e.failed);
   }

@@ -43,6 +43,11 @@ Status DaemonConfig::validate() const {
     if (!is_built(backend))
       return invalid_error("device_options: '" + key + "' names no backend of this build (built: " + built_list + ")");
   }
+  const auto priority_ok = [](int p) { return p >= -engine::kMaxPriority && p <= engine::kMaxPriority; };
+  bool priorities_ok = priority_ok(priorities.max_priority);
+  for (const auto& [id, p] : priorities.uid_max) priorities_ok &= priority_ok(p);
+  for (const auto& [id, p] : priorities.gid_max) priorities_ok &= priority_ok(p);
+  if (!priorities_ok) return invalid_error("priorities: every maximum must be in -1000..1000");
   return session_limits.validate();
 }
 
@@ -113,6 +118,8 @@ class Daemon::Impl {
     channel.mode = config_.socket_mode;
     channel.limits = config_.session_limits;
     channel.max_objects = config_.max_objects_per_session;
+    channel.priorities = config_.priorities;
+    channel.max_message_bytes = config_.max_message_bytes;
     auto session_server = SessionChannelServer::start(channel, *engine_, sessions_, policy_);
     if (!session_server.ok()) return std::move(session_server).status();
     session_server_ = std::move(session_server).value();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,22 @@ namespace accord::service {
 enum class KernelPolicy : std::uint8_t {
   ClientModules,  // clients may load built-ins and plugin kernels from allowed paths
   Catalog,        // only built-ins and the admin's plugin_paths (mixed-trust boxes)
+};
+
+// Who may ask for which scheduling priority ([priorities] in accordd.toml). A session
+// asks for one (RuntimeOptions::priority); anyone may ask for 0 or less, and above 0 up
+// to the largest of max_priority and the entries for the session's uid and gid.
+struct PriorityPolicy {
+  int max_priority = 0;                          // everyone's maximum
+  std::map<std::uint32_t, int> uid_max;          // per-uid maximums
+  std::map<std::uint32_t, int> gid_max;          // per-gid maximums (the peer's primary gid)
+
+  int allowed(std::uint32_t uid, std::uint32_t gid) const {
+    int allowed = max_priority;
+    if (auto it = uid_max.find(uid); it != uid_max.end() && it->second > allowed) allowed = it->second;
+    if (auto it = gid_max.find(gid); it != gid_max.end() && it->second > allowed) allowed = it->second;
+    return allowed;
+  }
 };
 
 struct DaemonConfig {
@@ -39,6 +56,10 @@ struct DaemonConfig {
 
   KernelPolicy kernel_policy = KernelPolicy::ClientModules;
   std::vector<std::string> plugin_paths;  // allowlist of plugin .so paths; empty: any (ClientModules)
+  // Client-supplied GPU images and NPU programs are allowed under ClientModules only;
+  // Catalog refuses them (catalog GPU modules are a later addition).
+
+  PriorityPolicy priorities;
 
   // Which device backends to open ("auto" when `backends` is empty) and their options,
   // given to the composition root (daemon/devices/composition). allow_plugins is

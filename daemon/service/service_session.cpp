@@ -188,6 +188,7 @@ void ServiceSession::close() noexcept {
     buffers.swap(buffers_);
     kernels.swap(kernels_);
     graphs.swap(graphs_);
+    uploads_.clear();
     completions.swap(completions_);
     leases.swap(leases_);
   }
@@ -201,6 +202,25 @@ void ServiceSession::close() noexcept {
   for (auto& [handle, observer] : completions)
     if (observer != nullptr) observer->release_observer();
   // The maps' destructors drop the handles; pending submissions retain what they touch.
+}
+
+Result<std::uint64_t> ServiceSession::add_upload(std::vector<std::byte> image) {
+  std::lock_guard lock(mu_);
+  if (closed_) return invalid_error("session is closed");
+  if (uploads_.size() >= kMaxUploads)
+    return busy_error("session holds " + std::to_string(kMaxUploads) + " code image uploads no LoadKernel took yet");
+  const std::uint64_t handle = next_handle_++;
+  uploads_.emplace(handle, std::move(image));
+  return handle;
+}
+
+std::optional<std::vector<std::byte>> ServiceSession::take_upload(std::uint64_t upload) {
+  std::lock_guard lock(mu_);
+  auto it = uploads_.find(upload);
+  if (it == uploads_.end()) return std::nullopt;
+  std::vector<std::byte> image = std::move(it->second);
+  uploads_.erase(it);
+  return image;
 }
 
 }  // namespace accord::service

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 #include <string>
 #include <unordered_map>
 
@@ -43,6 +45,13 @@ class ServiceSession {
   void fill_completion(std::uint64_t handle, engine::Submission* submission);
   // Gives back a reservation whose submit was refused.
   void cancel_reservation(std::uint64_t handle);
+
+  // Code images uploaded on the session channel (too large for one gRPC message), held
+  // until one LoadKernel takes them. Busy beyond kMaxUploads pending uploads.
+  static constexpr std::size_t kMaxUploads = 8;
+  Result<std::uint64_t> add_upload(std::vector<std::byte> image);
+  // Removes and returns the upload; empty when this session holds no such upload.
+  std::optional<std::vector<std::byte>> take_upload(std::uint64_t upload);
 
   // Lookups return null for a handle this session does not hold (of that kind); the
   // service answers NOT_FOUND, so another session's handles are indistinguishable from
@@ -91,6 +100,7 @@ class ServiceSession {
   std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels_;
   std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs_;
   std::unordered_map<std::uint64_t, engine::Submission*> completions_;  // one observer each
+  std::unordered_map<std::uint64_t, std::vector<std::byte>> uploads_;
   struct LeaseCount {
     std::uint32_t reads = 0;
     bool write = false;

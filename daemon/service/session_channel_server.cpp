@@ -1,11 +1,16 @@
 #include "daemon/service/session_channel_server.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -132,6 +137,7 @@ bool SessionChannelServer::serve(int fd) {
   switch (message.type()) {
     case wire::MessageType::Hello: return handle_hello(fd, message);
     case wire::MessageType::MapBuffer: return handle_map(fd, message);
+    case wire::MessageType::CodeImage: return handle_code_image(fd, message);
     case wire::MessageType::Goodbye: return false;
     default:
       send_error(fd, message.header.request_id,
@@ -163,6 +169,23 @@ bool SessionChannelServer::handle_hello(int fd, const wire::ReceivedMessage& mes
     limits.graph_slots = static_cast<std::size_t>(hello->graph_slots);
   if (hello->memory_budget != 0 && (!limits.memory_budget || hello->memory_budget < *limits.memory_budget))
     limits.memory_budget = hello->memory_budget;
+  // Priorities: anyone may go lower; above 0 only as far as [priorities] allows.
+  const int allowed = options_.priorities.allowed(connection.peer.uid, connection.peer.gid);
+  if (hello->priority > allowed && hello->priority > 0) {
+    send_error(fd, message.header.request_id,
+               unsupported_error("priority " + std::to_string(hello->priority) + " is above what uid " +
+                                 std::to_string(connection.peer.uid) + " (gid " + std::to_string(connection.peer.gid) +
+                                 ") may ask for: at most " + std::to_string(std::max(allowed, 0)) +
+                                 " (accordd's [priorities] configuration)"));
+    return false;
+  }
+  if (hello->priority < -engine::kMaxPriority) {
+    send_error(fd, message.header.request_id,
+               invalid_error("priority " + std::to_string(hello->priority) + " is below " +
+                             std::to_string(-engine::kMaxPriority)));
+    return false;
+  }
+  limits.priority = static_cast<int>(hello->priority);
   auto engine_session = engine_.open_session(limits, label);
   if (!engine_session.ok()) {
     send_error(fd, message.header.request_id, engine_session.status());
@@ -180,6 +203,8 @@ bool SessionChannelServer::handle_hello(int fd, const wire::ReceivedMessage& mes
   welcome.max_submissions = limits.max_submissions;
   welcome.graph_slots = limits.graph_slots;
   welcome.memory_budget = limits.memory_budget.value_or(0);
+  welcome.priority = limits.priority;
+  welcome.max_message_bytes = options_.max_message_bytes;
   if (!wire::send_payload(fd, wire::MessageType::Welcome, message.header.request_id, welcome).ok()) {
     sessions_.close(session->id());
     return false;
@@ -211,6 +236,44 @@ bool SessionChannelServer::handle_map(int fd, const wire::ReceivedMessage& messa
   reply.bytes = allocation->bytes();
   reply.map_bytes = (allocation->bytes() + page - 1) / page * page;
   return wire::send_payload(fd, wire::MessageType::BufferFd, id, reply, memfd).ok();
+}
+
+bool SessionChannelServer::handle_code_image(int fd, const wire::ReceivedMessage& message) {
+  Connection& connection = connections_.at(fd);
+  const std::uint32_t id = message.header.request_id;
+  if (!connection.session) {
+    send_error(fd, id, invalid_error("CodeImage before Hello"));
+    return false;
+  }
+  auto request = message.as<wire::CodeImagePayload>();
+  if (!request.ok()) return send_error(fd, id, request.status());
+  if (!message.fd) return send_error(fd, id, invalid_error("CodeImage without its memfd"));
+  const int memfd = message.fd.get();
+  // The client must not be able to change or shrink the pages while they are copied.
+  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+  const int seals = fcntl(memfd, F_GET_SEALS);
+  if (seals < 0 || (seals & kSeals) != kSeals)
+    return send_error(fd, id, invalid_error("code image memfd is not sealed against shrink, grow and write"));
+  struct stat st {};
+  if (fstat(memfd, &st) != 0 || st.st_size < 0)
+    return send_error(fd, id, invalid_error("code image fd cannot be inspected"));
+  const std::uint64_t bytes = request->bytes;
+  if (bytes == 0 || bytes > wire::kMaxCodeImageBytes || bytes > static_cast<std::uint64_t>(st.st_size))
+    return send_error(fd, id, invalid_error("code image of " + std::to_string(bytes) + " bytes in a memfd of " +
+                                            std::to_string(st.st_size) + " bytes (at most " +
+                                            std::to_string(wire::kMaxCodeImageBytes) + ")"));
+  void* mapped = mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ, MAP_SHARED, memfd, 0);
+  if (mapped == MAP_FAILED)
+    return send_error(fd, id, busy_error(std::string("mapping a code image failed: ") + std::strerror(errno)));
+  const auto* begin = static_cast<const std::byte*>(mapped);
+  std::vector<std::byte> image(begin, begin + bytes);
+  munmap(mapped, static_cast<std::size_t>(bytes));
+  auto upload = connection.session->add_upload(std::move(image));  // the fd closes with `message`
+  if (!upload.ok()) return send_error(fd, id, upload.status());
+  wire::CodeImageUploadedPayload reply;
+  reply.upload = upload.value();
+  reply.bytes = bytes;
+  return wire::send_payload(fd, wire::MessageType::CodeImageUploaded, id, reply).ok();
 }
 
 void SessionChannelServer::drop(int fd) {

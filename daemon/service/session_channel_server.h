@@ -1,6 +1,7 @@
 // The session channel's server side: accepts SOCK_SEQPACKET connections, checks the
 // peer's uid, opens a session on Hello (answering Welcome with its token), serves
-// MapBuffer with the buffer's sealed memfd, and closes the session when the connection
+// MapBuffer with the buffer's sealed memfd, takes code images too large for gRPC as sealed
+// memfds (CodeImage), and closes the session when the connection
 // ends, whether the client exited or crashed. One thread with poll().
 #pragma once
 
@@ -15,6 +16,7 @@
 #include "client/api/unique_fd.h"
 #include "daemon/engine/engine.h"
 #include "daemon/service/access_policy.h"
+#include "daemon/service/daemon.h"
 #include "daemon/service/session_registry.h"
 
 namespace accord::service {
@@ -24,6 +26,8 @@ struct SessionChannelOptions {
   unsigned mode = 0660;
   engine::SessionLimits limits;
   std::size_t max_objects = 4096;
+  PriorityPolicy priorities;              // what each uid/gid may ask for
+  std::uint64_t max_message_bytes = 0;    // told to clients in Welcome
 };
 
 class SessionChannelServer {
@@ -45,6 +49,9 @@ class SessionChannelServer {
   bool serve(int fd);
   bool handle_hello(int fd, const wire::ReceivedMessage& message);
   bool handle_map(int fd, const wire::ReceivedMessage& message);
+  // A sealed memfd with a code image: checks the seals and size, copies the bytes into
+  // the session's uploads and answers CodeImageUploaded.
+  bool handle_code_image(int fd, const wire::ReceivedMessage& message);
   void drop(int fd);
 
   struct Connection {

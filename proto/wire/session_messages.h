@@ -29,7 +29,15 @@ enum class MessageType : std::uint16_t {
   BufferFd = 4,   // daemon -> client: BufferFdPayload + one fd (SCM_RIGHTS)
   Error = 5,      // daemon -> client: ErrorPayload, answering `request_id`
   Goodbye = 6,    // either side: orderly close (no payload)
+  CodeImageUploaded = 7,  // daemon -> client: CodeImageUploadedPayload
+  // client -> daemon: CodeImagePayload + one sealed memfd holding a GPU image or NPU
+  // program too large for a gRPC message. The daemon checks the seals (shrink, grow and
+  // write), copies the bytes and closes the fd, answering CodeImageUploaded (or Error).
+  CodeImage = 8,
 };
+
+// Largest code image accepted on the session channel.
+inline constexpr std::uint64_t kMaxCodeImageBytes = std::uint64_t{1} << 30;
 
 struct MessageHeader {
   std::uint32_t magic = kMagic;
@@ -46,6 +54,9 @@ struct HelloPayload {
   std::uint64_t max_submissions = 0;
   std::uint64_t graph_slots = 0;
   std::uint64_t memory_budget = 0;
+  // Scheduling priority asked for (0 default); accordd grants it within its
+  // [priorities] configuration or refuses the session naming the allowed maximum.
+  std::int64_t priority = 0;
 };
 
 struct WelcomePayload {
@@ -56,6 +67,18 @@ struct WelcomePayload {
   std::uint64_t max_submissions = 0;
   std::uint64_t graph_slots = 0;
   std::uint64_t memory_budget = 0;  // 0: none
+  std::int64_t priority = 0;        // granted
+  // The largest gRPC request accordd accepts: larger code images travel as CodeImage.
+  std::uint64_t max_message_bytes = 0;
+};
+
+struct CodeImagePayload {
+  std::uint64_t bytes = 0;  // image bytes at the start of the memfd (<= its size)
+};
+
+struct CodeImageUploadedPayload {
+  std::uint64_t upload = 0;  // LoadKernelRequest.image_upload; valid for one LoadKernel
+  std::uint64_t bytes = 0;
 };
 
 struct MapBufferPayload {

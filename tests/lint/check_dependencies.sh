@@ -21,13 +21,17 @@ forbid client/include 'daemon/|grpc|client/src|proto/' "the public API must not 
 forbid client/api 'daemon/|grpc|client/src|proto/' "the vocabulary library must stay dependency-free"
 forbid proto 'daemon/|client/src' "the wire library and protocol are shared by both sides and see neither"
 forbid proto/wire 'grpc' "the wire library does not use gRPC"
-# A backend sees only the device interface and the vocabulary library, never another
-# backend; the composition root (daemon/devices/composition) is the one place that
-# knows them all.
+# A backend sees only the device interface, the helpers in devices/common and the
+# vocabulary library, never another backend; the composition root
+# (daemon/devices/composition) is the one place that knows them all.
 for backend in daemon/devices/*/; do
   name=$(basename "$backend")
   [[ $name == composition ]] && continue
-  forbid "$backend" "daemon/devices/(?!$name/)[a-z0-9_]+/" "backend '$name' must not include another backend" pcre
+  if [[ $name == common ]]; then
+    forbid "$backend" "daemon/devices/(?!common/)[a-z0-9_]+/" "devices/common must not include a backend" pcre
+    continue
+  fi
+  forbid "$backend" "daemon/devices/(?!$name/|common/)[a-z0-9_]+/" "backend '$name' must not include another backend" pcre
 done
 forbid client/src/embedded 'daemon/service|grpc|accord/v1/' "the embedded transport uses the engine, not the service"
 if ((status == 0)); then echo "dependencies point one way"; fi

@@ -7,6 +7,7 @@
 #include "accord/completion.h"
 #include "accord/contract.h"
 #include "accord/device_id.h"
+#include "accord/device_info.h"
 #include "accord/executable_graph.h"
 #include "accord/graph.h"
 #include "accord/guards.h"

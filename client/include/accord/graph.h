@@ -9,6 +9,7 @@
 #include <span>
 
 #include "accord/buffer.h"
+#include "accord/device_id.h"
 #include "accord/kernel.h"
 #include "accord/lane.h"
 #include "accord/status.h"
@@ -54,9 +55,19 @@ class Graph {
   // As host(), but overlapping writable bindings are allowed: the caller asserts the
   // kernel tolerates them.
   Result<Node> host_aliasing(const Kernel& kernel, std::span<const BufferView> bindings);
-  // GPU and NPU work. Unsupported until those backends exist in this runtime.
+  // Launches a GPU kernel (Runtime::load_gpu_kernel) on its GPU's Compute lane, with its
+  // fixed launch shape and `bindings` in contract order. Checks as host() does, and that
+  // the kernel was loaded onto a GPU (Invalid naming its device otherwise). Views must
+  // be visible to that GPU (GpuLocal of it, or HostVisible); prepare() says otherwise.
   Result<Node> gpu(const Kernel& kernel, std::span<const BufferView> bindings);
-  Result<Node> npu(const Kernel& kernel, std::span<const BufferView> bindings);
+  Result<Node> gpu(const Kernel& kernel, std::initializer_list<BufferView> bindings) {
+    return gpu(kernel, std::span<const BufferView>(bindings.begin(), bindings.size()));
+  }
+  // Runs an NPU program (Runtime::load_npu_program) on its NPU's lane; checks as gpu().
+  Result<Node> npu(const Kernel& program, std::span<const BufferView> bindings);
+  Result<Node> npu(const Kernel& program, std::initializer_list<BufferView> bindings) {
+    return npu(program, std::span<const BufferView>(bindings.begin(), bindings.size()));
+  }
 
   std::size_t size() const noexcept;
 
@@ -69,6 +80,7 @@ class Graph {
  private:
   Result<Node> record_kernel(const Kernel& kernel, std::span<const BufferView> bindings,
                              bool allow_aliasing);
+  Result<Node> record_device_kernel(const Kernel& kernel, std::span<const BufferView> bindings, DeviceKind kind);
   Result<Node> record_copy(const BufferView& destination, const BufferView& source, LaneKind lane);
   std::shared_ptr<detail::RuntimeImpl> runtime_;
   std::unique_ptr<detail::GraphRecord> record_;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "accord/builtin_kernels.h"
 #include "accord/contract.h"
 #include "accord/device_id.h"
+#include "accord/device_info.h"
 #include "accord/graph.h"
 #include "accord/kernel.h"
 #include "accord/placement.h"
@@ -53,8 +55,16 @@ struct RuntimeOptions {
   // built ones); a named backend that finds no hardware is not an error: its devices are
   // simply absent. accordd's own `devices` setting applies to the daemon transport.
   std::vector<std::string> devices;
+  // Scheduling priority of this session: 0 default, positive more urgent, negative less
+  // urgent, at most 1000 either way. On a GPU it becomes a CUDA stream priority (the
+  // device's range is small: every priority above its top shares the top). accordd
+  // grants at most what its [priorities] configuration allows this uid or gid (default
+  // 0); asking for more refuses the session with Unsupported naming the uid and the
+  // maximum. Anyone may ask for less than 0. Embedded: granted as asked.
+  int priority = 0;
 
-  // Invalid ("runtime capacities must be nonzero") for zero capacities.
+  // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
+  // priority outside -1000..1000.
   Status validate() const;
 };
 
@@ -91,6 +101,32 @@ class Runtime {
   // Loads kernel `name` from the trusted plugin library at `path` (see plugin_abi.h).
   Result<Kernel> load_plugin_kernel(const std::string& path, const std::string& name,
                                     const KernelContract& contract) const;
+
+  // --- devices ---
+  // Every device of this runtime (the host first; present or lost, with memory and
+  // state), then one Absent entry per backend that found none, with its reason.
+  // DeviceLost when accordd cannot be reached.
+  Result<std::vector<DeviceInfo>> devices() const;
+  // Device gpu:`ordinal` (or npu:`ordinal`), present or lost. Unsupported naming the id
+  // and the devices here when there is none ("no gpu:0 here (devices: host; absent:
+  // cuda: libcuda.so.1 not found)").
+  Result<DeviceInfo> gpu(int ordinal) const;
+  Result<DeviceInfo> npu(int ordinal) const;
+
+  // --- GPU kernels and NPU programs (trusted code: see ARCHITECTURE.md, security) ---
+  // Loads `image` onto gpu:`gpu`. The backend checks the image's target against the GPU
+  // and the entry's parameters against `contract` (binding pointers in order, then the
+  // constant bytes): Invalid naming the targets or the parameter on a mismatch; Invalid
+  // for a malformed image; Unsupported when there is no such GPU or when accordd's
+  // kernel_policy = catalog refuses client images; DeviceLost when the GPU is lost.
+  // Images larger than accordd's max_message_bytes travel as a sealed memfd.
+  Result<Kernel> load_gpu_kernel(int gpu, GpuKernelImage image, const KernelContract& contract) const;
+  // Loads the compiled NPU program `blob` onto npu:`npu`; `label` names it in messages.
+  // The contract's constants must be empty (Invalid otherwise): NPU programs take
+  // buffers only. The backend checks the bindings against the program's arguments.
+  // Errors as for load_gpu_kernel.
+  Result<Kernel> load_npu_program(int npu, std::span<const std::byte> blob, std::string label,
+                                  const KernelContract& contract) const;
 
   Graph graph() const;
 

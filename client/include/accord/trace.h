@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "accord/device_id.h"
 #include "accord/lane.h"
 #include "accord/status.h"
 
@@ -16,6 +17,7 @@ namespace accord {
 struct TraceEvent {
   double start_us = 0;       // relative to the start of the capture
   double duration_us = 0;
+  DeviceId device = DeviceId::host();  // the device whose lane ran the region
   LaneKind lane = LaneKind::Host;
   std::uint64_t copied_bytes = 0;
   bool failed = false;
@@ -25,7 +27,8 @@ struct ExecutionTrace {
   std::vector<TraceEvent> events;  // in completion order
   std::uint64_t dropped = 0;       // oldest events evicted when capacity was exceeded
 
-  // Chrome trace event format ("X" events, tid = lane), loadable in Perfetto, with a
+  // Chrome trace event format ("X" events, one process per device named "host",
+  // "gpu:0", ..., tid = lane, args.device the device), loadable in Perfetto, with a
   // `measurement` label saying these are host-observed region latencies.
   std::string to_json() const;
   // Writes to_json() to `path`. Invalid if the file cannot be written.

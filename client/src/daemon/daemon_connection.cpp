@@ -1,5 +1,6 @@
 #include "client/src/daemon/daemon_connection.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -56,6 +57,7 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   hello.max_submissions = options.max_submissions;
   hello.graph_slots = options.graph_slots;
   hello.memory_budget = options.memory_budget.value_or(0);
+  hello.priority = options.priority;
   // Even when sending fails, read: a daemon that refused us may have answered already.
   const Status sent = wire::send_payload(c->session_.get(), wire::MessageType::Hello, 0, hello);
   auto reply = wire::receive_message(c->session_.get());
@@ -74,6 +76,8 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   if (!welcome.ok()) return std::move(welcome).status();
   c->session_id_ = welcome->session_id;
   c->token_ = wire::get_text(welcome->token);
+  c->max_message_bytes_ = welcome->max_message_bytes;
+  c->priority_ = static_cast<int>(welcome->priority);
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
@@ -110,6 +114,45 @@ Result<std::byte*> DaemonConnection::map_buffer(std::uint64_t handle, std::size_
   if (address == MAP_FAILED)
     return busy_error("mapping buffer " + std::to_string(handle) + " failed: " + std::strerror(errno));
   return static_cast<std::byte*>(address);  // the fd closes here; the mapping stays
+}
+
+}  // namespace accord::detail
+
+namespace accord::detail {
+
+Result<std::uint64_t> DaemonConnection::upload_image(std::span<const std::byte> image) {
+  UniqueFd memfd(memfd_create("accord-code-image", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!memfd) return busy_error(std::string("memfd_create for a code image failed: ") + std::strerror(errno));
+  std::size_t written = 0;
+  while (written < image.size()) {
+    const ssize_t n = write(memfd.get(), image.data() + written, image.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return busy_error(std::string("writing a code image to its memfd failed: ") + std::strerror(errno));
+    written += static_cast<std::size_t>(n);
+  }
+  // Sealed, so the daemon can copy it without the client changing it underneath.
+  if (fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return busy_error(std::string("sealing a code image memfd failed: ") + std::strerror(errno));
+  std::lock_guard lock(session_mu_);
+  const std::uint32_t id = next_request_++;
+  wire::CodeImagePayload request;
+  request.bytes = image.size();
+  ACCORD_RETURN_IF_ERROR(wire::send_payload(session_.get(), wire::MessageType::CodeImage, id, request, memfd.get()));
+  auto reply = wire::receive_message(session_.get());
+  if (!reply.ok()) return std::move(reply).status();
+  if (!reply.value()) return device_lost_error("accordd closed the session channel");
+  wire::ReceivedMessage& message = *reply.value();
+  if (message.type() == wire::MessageType::Error) {
+    auto error = message.as<wire::ErrorPayload>();
+    if (!error.ok()) return std::move(error).status();
+    return Status::error(static_cast<ErrorKind>(error->kind), wire::get_text(error->message));
+  }
+  auto payload = message.as<wire::CodeImageUploadedPayload>();
+  if (!payload.ok()) return std::move(payload).status();
+  if (message.type() != wire::MessageType::CodeImageUploaded || payload->bytes != image.size())
+    return invalid_error("accordd answered a code image upload with message type " +
+                         std::to_string(message.header.type));
+  return payload->upload;
 }
 
 }  // namespace accord::detail

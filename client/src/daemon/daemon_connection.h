@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -38,6 +39,14 @@ class DaemonConnection {
   // Asks for the buffer's memfd on the session channel and maps it into this process.
   // Returns the mapping's address; the caller unmaps `map_bytes` when done.
   Result<std::byte*> map_buffer(std::uint64_t handle, std::size_t& map_bytes);
+  // Uploads a code image too large for one gRPC message: a sealed memfd (shrink, grow,
+  // write, seal) on the session channel. Returns the upload id LoadKernelRequest
+  // references. Busy when a memfd cannot be made; accordd's refusal otherwise.
+  Result<std::uint64_t> upload_image(std::span<const std::byte> image);
+  // The largest gRPC request accordd accepts (from Welcome; 0 from an older accordd).
+  std::uint64_t max_message_bytes() const noexcept { return max_message_bytes_; }
+  // The priority accordd granted this session.
+  int priority() const noexcept { return priority_; }
 
  private:
   DaemonConnection() = default;
@@ -46,6 +55,8 @@ class DaemonConnection {
   std::uint32_t next_request_ = 1;
   std::uint64_t session_id_ = 0;
   std::string token_;
+  std::uint64_t max_message_bytes_ = 0;
+  int priority_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Accord::Stub> stub_;
 };

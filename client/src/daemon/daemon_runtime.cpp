@@ -53,6 +53,18 @@ void to_proto(const BindingRecord& binding, v1::BufferView& out) {
   out.set_length(binding.length);
 }
 
+// "host", "gpu:0", "npu:1" as accordd writes them; the host for anything else (an older
+// accordd sends no device).
+DeviceId parse_device(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return DeviceId::host();
+  const std::string kind = text.substr(0, colon);
+  const int ordinal = std::atoi(text.c_str() + colon + 1);
+  if (kind == "gpu") return DeviceId::gpu(ordinal);
+  if (kind == "npu") return DeviceId::npu(ordinal);
+  return DeviceId::host();
+}
+
 Statistics from_proto(const v1::Statistics& s) {
   Statistics out;
   out.native_graphs_prepared = s.native_graphs_prepared();
@@ -122,6 +134,31 @@ Result<std::shared_ptr<KernelImpl>> DaemonRuntime::load_kernel(DeviceId device, 
   v1::LoadKernelRequest request;
   request.set_name(name);
   request.set_plugin_path(plugin_path);
+  return send_load(request, device, name, contract);
+}
+
+Result<std::shared_ptr<KernelImpl>> DaemonRuntime::load_code(const CodeLoad& code, const KernelContract& contract) {
+  v1::LoadKernelRequest request;
+  request.set_name(code.name);
+  // Leave room for the rest of the request (contract, name) below the daemon's limit.
+  constexpr std::uint64_t kRequestSlack = 64 << 10;
+  const std::uint64_t limit = connection_->max_message_bytes();
+  if (limit != 0 && code.image.size() + kRequestSlack > limit) {
+    ACCORD_ASSIGN_OR_RETURN(const std::uint64_t upload, connection_->upload_image(code.image));
+    request.set_image_upload(upload);
+  } else {
+    request.set_image(std::string(reinterpret_cast<const char*>(code.image.data()), code.image.size()));
+  }
+  if (code.device.kind == DeviceKind::Gpu) {
+    for (std::uint32_t g : code.grid) request.add_grid(g);
+    for (std::uint32_t b : code.block) request.add_block(b);
+    request.set_shared_bytes(code.shared_bytes);
+  }
+  return send_load(request, code.device, code.name, contract);
+}
+
+Result<std::shared_ptr<KernelImpl>> DaemonRuntime::send_load(v1::LoadKernelRequest& request, DeviceId device,
+                                                             const std::string& name, const KernelContract& contract) {
   // Unset means the host, which keeps requests to an older accordd unchanged.
   if (device != DeviceId::host()) {
     request.mutable_device()->set_kind(to_string(device.kind));
@@ -157,11 +194,15 @@ Result<std::shared_ptr<ExecutableGraphImpl>> DaemonRuntime::prepare(GraphRecord 
         to_proto(node.bindings[1], *out->mutable_copy()->mutable_source());
         if (node.lane) out->mutable_copy()->set_lane(static_cast<v1::Lane>(static_cast<int>(*node.lane) + 1));
         break;
-      case NodeKind::Kernel:
-        out->mutable_host_kernel()->set_kernel(static_cast<DaemonKernel&>(*node.kernel).handle());
-        out->mutable_host_kernel()->set_allow_aliasing(node.allow_aliasing);
-        for (const BindingRecord& b : node.bindings) to_proto(b, *out->mutable_host_kernel()->add_bindings());
+      case NodeKind::Kernel: {
+        // Host kernels keep the original field, so an older accordd still understands them.
+        v1::KernelOp* op = node.kernel->device() == DeviceId::host() ? out->mutable_host_kernel()
+                                                                     : out->mutable_kernel();
+        op->set_kernel(static_cast<DaemonKernel&>(*node.kernel).handle());
+        op->set_allow_aliasing(node.allow_aliasing);
+        for (const BindingRecord& b : node.bindings) to_proto(b, *op->add_bindings());
         break;
+      }
     }
   }
   grpc::ClientContext context;
@@ -213,8 +254,36 @@ std::optional<ExecutionTrace> DaemonRuntime::finish_trace() {
   ExecutionTrace trace;
   trace.dropped = response.dropped();
   for (const v1::TraceEvent& e : response.events())
-    trace.events.push_back({e.start_us(), e.duration_us(), static_cast<LaneKind>(e.lane()), e.copied_bytes(), e.failed()});
+    trace.events.push_back({e.start_us(), e.duration_us(), parse_device(e.device()), static_cast<LaneKind>(e.lane()),
+                            e.copied_bytes(), e.failed()});
   return trace;
+}
+
+Result<std::vector<DeviceInfo>> DaemonRuntime::devices() {
+  grpc::ClientContext context;
+  connection_->prepare(context);
+  v1::ListDevicesRequest request;
+  v1::ListDevicesResponse response;
+  ACCORD_RETURN_IF_ERROR(from_grpc(connection_->stub().ListDevices(&context, request, &response), "ListDevices"));
+  std::vector<DeviceInfo> out;
+  for (const v1::Device& d : response.devices()) {
+    DeviceInfo info;
+    info.backend = d.backend();
+    info.name = d.name();
+    info.reason = d.reason();
+    if (d.state() == "absent") {
+      info.state = DeviceState::Absent;
+    } else {
+      info.state = d.state() == "lost" ? DeviceState::Lost : DeviceState::Present;
+      info.id = parse_device(d.kind() == "host" ? std::string("host") : d.kind() + ":" + std::to_string(d.ordinal()));
+      info.target = d.target();
+      info.memory_total = d.memory_bytes();
+      info.memory_free = d.memory_free();
+      info.uuid = d.uuid();
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 }  // namespace accord::detail

@@ -20,6 +20,8 @@ class DaemonRuntime final : public RuntimeImpl {
   Result<std::shared_ptr<BufferImpl>> allocate(std::size_t bytes, MemoryPlacement placement) override;
   Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
                                                   const std::string& name, const KernelContract& contract) override;
+  Result<std::shared_ptr<KernelImpl>> load_code(const CodeLoad& code, const KernelContract& contract) override;
+  Result<std::vector<DeviceInfo>> devices() override;
   Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) override;
   Statistics statistics() override;
   Status start_trace(std::size_t capacity) override;
@@ -32,6 +34,9 @@ class DaemonRuntime final : public RuntimeImpl {
 
  private:
   explicit DaemonRuntime(const RuntimeOptions& options) : RuntimeImpl(options) {}
+  // Adds the device and the contract to `request`, calls LoadKernel and wraps the handle.
+  Result<std::shared_ptr<KernelImpl>> send_load(v1::LoadKernelRequest& request, DeviceId device,
+                                                const std::string& name, const KernelContract& contract);
   std::unique_ptr<DaemonConnection> connection_;
 };
 

@@ -32,6 +32,7 @@ Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOp
   limits.max_submissions = options.max_submissions;
   limits.graph_slots = options.graph_slots;
   limits.memory_budget = options.memory_budget;
+  limits.priority = options.priority;  // in process: granted as asked
   auto session = engine.value()->open_session(limits, "embedded");
   if (!session.ok()) return std::move(session).status();
 
@@ -65,6 +66,49 @@ Result<std::shared_ptr<KernelImpl>> EmbeddedRuntime::load_kernel(DeviceId device
   auto kernel = session_->load_kernel(image, contract);
   if (!kernel.ok()) return std::move(kernel).status();
   return std::shared_ptr<KernelImpl>(std::make_shared<EmbeddedKernel>(self(), std::move(kernel).value(), device));
+}
+
+Result<std::shared_ptr<KernelImpl>> EmbeddedRuntime::load_code(const CodeLoad& code, const KernelContract& contract) {
+  devices::CodeImage image;
+  image.kind = devices::CodeImage::Kind::Builtin;  // non-empty `image` makes it device code
+  image.device = code.device;
+  image.name = code.name;
+  image.image.assign(code.image.begin(), code.image.end());
+  image.grid = code.grid;
+  image.block = code.block;
+  image.shared_bytes = code.shared_bytes;
+  auto kernel = session_->load_kernel(image, contract);
+  if (!kernel.ok()) return std::move(kernel).status();
+  return std::shared_ptr<KernelImpl>(std::make_shared<EmbeddedKernel>(self(), std::move(kernel).value(), code.device));
+}
+
+Result<std::vector<DeviceInfo>> EmbeddedRuntime::devices() {
+  const devices::DeviceRegistry& registry = engine_->devices();
+  std::vector<DeviceInfo> out;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const devices::Device& device = registry.at(i);
+    const devices::DeviceInfo& info = device.info();
+    DeviceInfo d;
+    d.id = info.id();
+    d.backend = info.backend;
+    d.name = info.name;
+    d.target = info.target;
+    d.memory_total = info.memory_bytes;
+    d.uuid = info.uuid;
+    d.state = registry.lost(i) ? DeviceState::Lost : DeviceState::Present;
+    d.reason = registry.loss_cause(i);
+    d.memory_free = d.state == DeviceState::Present ? device.free_memory() : 0;
+    out.push_back(std::move(d));
+  }
+  for (const devices::AbsentBackend& absent : registry.absent()) {
+    DeviceInfo d;
+    d.backend = absent.backend;
+    d.name = absent.backend;
+    d.state = DeviceState::Absent;
+    d.reason = absent.reason;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 Result<std::shared_ptr<ExecutableGraphImpl>> EmbeddedRuntime::prepare(GraphRecord record) {

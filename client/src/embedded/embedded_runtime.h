@@ -17,6 +17,8 @@ class EmbeddedRuntime final : public RuntimeImpl {
   Result<std::shared_ptr<BufferImpl>> allocate(std::size_t bytes, MemoryPlacement placement) override;
   Result<std::shared_ptr<KernelImpl>> load_kernel(DeviceId device, const std::string& plugin_path,
                                                   const std::string& name, const KernelContract& contract) override;
+  Result<std::shared_ptr<KernelImpl>> load_code(const CodeLoad& code, const KernelContract& contract) override;
+  Result<std::vector<DeviceInfo>> devices() override;
   Result<std::shared_ptr<ExecutableGraphImpl>> prepare(GraphRecord record) override;
   Statistics statistics() override { return session_->statistics(); }
   Status start_trace(std::size_t capacity) override { return session_->start_trace(capacity); }

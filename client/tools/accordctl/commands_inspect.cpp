@@ -39,6 +39,7 @@ Status run_sessions(Connection& connection) {
                {"PID", Align::Right},
                {"UID", Align::Right},
                {"LABEL"},
+               {"PRIORITY", Align::Right},
                {"BUFFERS", Align::Right},
                {"GRAPHS", Align::Right},
                {"PENDING", Align::Right},
@@ -51,6 +52,7 @@ Status run_sessions(Connection& connection) {
                     {"uid", info.uid()},
                     {"gid", info.gid()},
                     {"label", info.label()},
+                    {"priority", info.priority()},
                     {"buffers", s.buffers()},
                     {"graphs", s.graphs()},
                     {"pending", s.pending()},
@@ -63,7 +65,8 @@ Status run_sessions(Connection& connection) {
                       {"max_objects", info.limits().max_objects()}}},
                     {"statistics", counters_json(s.statistics())}});
     table.add_row({std::to_string(info.session_id()), std::to_string(info.pid()), std::to_string(info.uid()),
-                   info.label().empty() ? "-" : info.label(), std::to_string(s.buffers()), std::to_string(s.graphs()),
+                   info.label().empty() ? "-" : info.label(), std::to_string(info.priority()),
+                   std::to_string(s.buffers()), std::to_string(s.graphs()),
                    std::to_string(s.pending()), format_bytes(s.statistics().live_bytes()),
                    format_age(s.age_seconds())});
   }

@@ -31,9 +31,14 @@ DEVICE_TEST_CASE("a run with a diamond of edges computes every operation", "[low
   REQUIRE(sink.done() == 1);
   std::vector<std::uint8_t> expected(32, 0x11);
   expected.resize(64, 0x22);
-  CHECK(read_back(device, *c) == expected);
-  CHECK(read_back(device, *d) == expected);
-  CHECK(read_back(device, *a) == std::vector<std::uint8_t>(64, 0x11));
+  // The first 64 bytes: a device may grant more than was asked for (2 MiB on a GPU).
+  const auto first_64 = [](std::vector<std::uint8_t> bytes) {
+    bytes.resize(64);
+    return bytes;
+  };
+  CHECK(first_64(read_back(device, *c)) == expected);
+  CHECK(first_64(read_back(device, *d)) == expected);
+  CHECK(first_64(read_back(device, *a)) == std::vector<std::uint8_t>(64, 0x11));
 }
 
 DEVICE_TEST_CASE("lowering refuses an operation on a lane the device lacks", "[lowering]") {

@@ -1,0 +1,162 @@
+// The completion thread. Why polling events rather than cuLaunchHostFunc callbacks:
+// (1) a host function "will not be called in the event of an error in the CUDA context"
+// (cuda.h), so a fault would leave its region unreported until the engine's 60 s
+// watchdog, while cuEventQuery returns the sticky error at once; (2) host functions on
+// independent streams run in undefined order, while the sweep below reports a region's
+// same-device predecessors before it. Polling costs a core while work is in flight and
+// the spin window is open; the pause after it bounds the latency added to long work.
+#include "daemon/devices/cuda/cuda_completion.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "daemon/devices/cuda/cuda_status.h"
+
+namespace accord::devices::cuda {
+
+Result<std::unique_ptr<CudaCompletionQueue>> CudaCompletionQueue::start(const CudaContext& context,
+                                                                         std::string device_name,
+                                                                         const CudaPollOptions& options,
+                                                                         CudaLossObserver& observer) {
+  std::unique_ptr<CudaCompletionQueue> queue(
+      new CudaCompletionQueue(context, std::move(device_name), options, observer));
+  try {
+    queue->thread_ = std::thread([q = queue.get()] { q->run(); });
+  } catch (const std::system_error& e) {
+    return internal_error("cuda: cannot start the completion thread of " + queue->device_name_ + ": " + e.what());
+  }
+  return queue;
+}
+
+void CudaCompletionQueue::push(CudaSlot& slot) noexcept {
+  slot.ready = false;
+  slot.next = nullptr;
+  bool wake = false;
+  {
+    const std::lock_guard lock(mu_);
+    slot.prev = incoming_tail_;
+    if (incoming_tail_ != nullptr)
+      incoming_tail_->next = &slot;
+    else
+      incoming_head_ = &slot;
+    incoming_tail_ = &slot;
+    wake = waiting_;
+  }
+  // Only a waiting thread needs the futex call; a polling one finds the slot at its next sweep.
+  if (wake) wake_.notify_one();
+}
+
+void CudaCompletionQueue::shut_down() noexcept {
+  {
+    const std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CudaCompletionQueue::run() noexcept {
+  // Every thread that calls into the backend makes the primary context current. If even
+  // that fails, event queries below fail too and report the cause.
+  static_cast<void>(context_.make_current());
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_progress = Clock::now();
+  std::chrono::microseconds pause{0};
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      const auto woken = [this] { return stop_ || incoming_head_ != nullptr; };
+      if (head_ == nullptr && incoming_head_ == nullptr && !stop_) {
+        waiting_ = true;
+        wake_.wait(lock, woken);
+        waiting_ = false;
+      } else if (pause.count() > 0 && !stop_ && incoming_head_ == nullptr) {
+        waiting_ = true;  // a launch ends the pause: new work may be short
+        wake_.wait_for(lock, pause, woken);
+        waiting_ = false;
+      }
+      if (stop_) return;  // abandon what is in flight: no sink after shut_down()
+      if (incoming_head_ != nullptr) {  // splice the new slots after the older ones
+        incoming_head_->prev = tail_;
+        if (tail_ != nullptr)
+          tail_->next = incoming_head_;
+        else
+          head_ = incoming_head_;
+        tail_ = incoming_tail_;
+        incoming_head_ = incoming_tail_ = nullptr;
+        last_progress = Clock::now();  // new work reopens the spin window
+        pause = std::chrono::microseconds{0};
+      }
+    }
+    if (sweep() > 0) {
+      last_progress = Clock::now();
+      pause = std::chrono::microseconds{0};
+    } else if (Clock::now() - last_progress < options_.spin) {
+      std::this_thread::yield();
+    } else {
+      pause = std::clamp(pause * 2, std::chrono::microseconds{10}, options_.max_sleep);
+    }
+  }
+}
+
+int CudaCompletionQueue::sweep() noexcept {
+  // Query newest to oldest, report oldest to newest. A successor was launched after its
+  // predecessors and cannot finish before them, so if it is seen done, they are seen
+  // done too (queried later), and they are reported first.
+  for (CudaSlot* s = tail_; s != nullptr; s = s->prev) {
+    if (s->launch_result != CUDA_SUCCESS) {
+      s->ready = true;
+      continue;
+    }
+    const CUresult result = context_.syms->cuEventQuery(s->done.get());
+    if (result == CUDA_ERROR_NOT_READY) continue;
+    s->polled = result;
+    s->ready = true;
+  }
+  int reported = 0;
+  for (CudaSlot* s = head_; s != nullptr;) {
+    CudaSlot* next = s->next;
+    if (s->ready) {
+      // Unlink before reporting: once its sink returns, the slot may be launched again.
+      (s->prev != nullptr ? s->prev->next : head_) = s->next;
+      (s->next != nullptr ? s->next->prev : tail_) = s->prev;
+      s->prev = s->next = nullptr;
+      report(*s);
+      ++reported;
+    }
+    s = next;
+  }
+  return reported;
+}
+
+void CudaCompletionQueue::report(CudaSlot& slot) noexcept {
+  CompletionSink* sink = std::exchange(slot.sink, nullptr);
+  const CUresult launch_result = std::exchange(slot.launch_result, CUDA_SUCCESS);
+  const CUresult polled = std::exchange(slot.polled, CUDA_SUCCESS);
+  slot.ready = false;
+  if (launch_result == CUDA_SUCCESS && polled == CUDA_SUCCESS) {
+    sink->on_done();  // may destroy the region's owner: no access to `slot` below
+    return;
+  }
+  const CUresult error = launch_result != CUDA_SUCCESS ? launch_result : polled;
+  const char* call = launch_result != CUDA_SUCCESS ? slot.launch_call : "cuEventQuery";
+  const std::string what = launch_result != CUDA_SUCCESS ? "launching a region on " + device_name_
+                                                         : "a region running on " + device_name_;
+  Status status = cuda_status(context_.syms, error, call, what);
+  // A region that failed is Execution (or DeviceLost when the device itself went away),
+  // never Busy or Invalid: those kinds describe requests, not runs.
+  if (status.kind() != ErrorKind::Execution && status.kind() != ErrorKind::DeviceLost)
+    status = execution_error(std::string(status.message()));
+  const bool sticky = cuda_error_is_sticky(error);
+  Status cause = sticky && !lost_ ? device_lost_error(device_name_ + " is lost: " + std::string(status.message()))
+                                  : Status();
+  // The device is reported lost before the region fails, so whoever handles the failure
+  // already sees the device lost.
+  if (!cause.ok()) {
+    lost_ = true;
+    observer_.on_sticky_error(std::move(cause));
+  }
+  sink->on_error(std::move(status));  // may destroy the region's owner: no access to `slot` below
+}
+
+}  // namespace accord::devices::cuda

@@ -1,0 +1,212 @@
+// The CUDA device: identity, resources, and the launch path. The launch path is the one
+// place with hard rules (device.h): noexcept, no allocation, no blocking on other work,
+// so failures there are recorded as a CUresult in the slot and described later by the
+// completion thread.
+#include "daemon/devices/cuda/cuda_device.h"
+
+#include <cstdio>
+#include <string>
+
+#include "daemon/devices/cuda/cuda_code.h"
+#include "daemon/devices/cuda/cuda_region.h"
+#include "daemon/devices/cuda/cuda_status.h"
+
+namespace accord::devices::cuda {
+namespace {
+
+constexpr std::array kLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
+
+std::string format_uuid(const CUuuid& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  char text[64];
+  std::snprintf(text, sizeof(text), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaSymbols> syms, int ordinal,
+                                                     const CudaDeviceOptions& options) {
+  const CudaSymbols& s = *syms;
+  const std::string gpu = "gpu:" + std::to_string(ordinal);
+  auto device = std::unique_ptr<CudaDevice>(new CudaDevice());
+  device->syms_ = std::move(syms);
+
+  CUdevice handle = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGet(&handle, ordinal), "opening " + gpu);
+  CUcontext primary = nullptr;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDevicePrimaryCtxRetain(&primary, handle), "retaining the primary context of " + gpu);
+  device->primary_ = UniqueCuPrimaryContext(s, handle, primary);
+  device->context_ = CudaContext{&s, handle, primary, ordinal};
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(primary), "making the context of " + gpu + " current");
+
+  char name[256] = {};
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGetName(name, sizeof(name) - 1, handle), "asking the name of " + gpu);
+  int major = 0;
+  int minor = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+                            "asking the compute capability of " + gpu);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+                            "asking the compute capability of " + gpu);
+  std::size_t total = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceTotalMem(&total, handle), "asking the memory size of " + gpu);
+  CUuuid uuid{};
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGetUuid(&uuid, handle), "asking the UUID of " + gpu);
+  int exportable = 0;
+  ACCORD_CU_RETURN_IF_ERROR(
+      s, cuDeviceGetAttribute(&exportable, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, handle),
+      "asking whether " + gpu + " exports memory as file descriptors");
+
+  device->sm_ = major * 10 + minor;
+  device->uuid_ = format_uuid(uuid);
+  device->info_.kind = DeviceKind::Gpu;
+  device->info_.ordinal = ordinal;
+  device->info_.backend = "cuda";
+  device->info_.name = "cuda:" + std::to_string(ordinal) + " (" + name + ")";
+  device->info_.target = sm_name(device->sm_);
+  device->info_.memory_bytes = total;
+  device->info_.uuid = device->uuid_;
+
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  prop.requestedHandleTypes = exportable != 0 ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+  std::size_t granularity = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                            "asking the allocation granularity of " + gpu);
+  device->memory_config_.granularity = granularity;
+  device->memory_config_.exportable = exportable != 0;
+
+  CUstream stream = nullptr;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "creating the zeroing stream of " + gpu);
+  device->zero_stream_ = UniqueCuStream(s, primary, stream);
+  device->memory_config_.zero_stream = stream;
+  // One pool per priority level, from the default (least) priority up to the greatest.
+  // CUDA numbers priorities downwards: `greatest` is <= `least` (e.g. 0 and -5).
+  int least = 0;
+  int greatest = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxGetStreamPriorityRange(&least, &greatest),
+                            "asking the stream priority range of " + gpu);
+  const int levels = least >= greatest ? least - greatest + 1 : 1;
+  for (int level = 0; level < levels; ++level) {
+    auto pools = std::make_unique<LevelStreams>();
+    const int native = least - level;
+    for (std::size_t lane = 0; lane < kLanes.size(); ++lane) {
+      for (std::uint32_t i = 0; i < options.streams_per_lane; ++i) {
+        ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native),
+                                  "creating a " + std::string(to_string(kLanes[lane])) + " stream of priority " +
+                                      std::to_string(native) + " on " + gpu);
+        pools->lanes[lane].emplace_back(s, primary, stream);
+      }
+    }
+    device->levels_.push_back(std::move(pools));
+  }
+  ACCORD_ASSIGN_OR_RETURN(device->completion_,
+                          CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
+  return device;
+}
+
+CudaDevice::~CudaDevice() { shut_down(); }
+
+std::span<const LaneKind> CudaDevice::lanes() const noexcept { return kLanes; }
+
+bool CudaDevice::supports(MemoryPlacement placement) const noexcept {
+  return placement == MemoryPlacement::gpu_local(info_.ordinal);
+}
+
+Result<std::unique_ptr<DeviceMemory>> CudaDevice::allocate(const AllocationRequest& request) {
+  if (!supports(request.placement))
+    return unsupported_error(info_.name + " is the home of GpuLocal(" + std::to_string(info_.ordinal) +
+                             ") memory only; " + request.placement.to_string() + " was requested");
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaMemory> memory,
+                          CudaMemory::create(context_, request.bytes, memory_config_));
+  return std::unique_ptr<DeviceMemory>(std::move(memory));
+}
+
+Result<std::unique_ptr<AdmittedMemory>> CudaDevice::admit(const DeviceMemory& memory, const DeviceInfo& home) {
+  if (memory.host_address() != nullptr) {
+    ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaHostAdmission> admission, CudaHostAdmission::create(context_, memory));
+    return std::unique_ptr<AdmittedMemory>(std::move(admission));
+  }
+  if (home.kind == DeviceKind::Gpu)
+    return unsupported_error(info_.name + " cannot reach memory of " + home.id().to_string() + " (" + home.name +
+                             "): peer access is the two-GPU issue");
+  return unsupported_error(info_.name + " cannot reach memory of " + home.id().to_string() + " (" + home.name +
+                           "): it is not host mapped");
+}
+
+Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, const KernelContract& contract) {
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaCode> code, CudaCode::load(context_, sm_, image, contract));
+  return std::unique_ptr<LoadedCode>(std::move(code));
+}
+
+Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request));
+  return std::unique_ptr<NativeRegion>(std::move(region));
+}
+
+CUstream CudaDevice::next_stream(LaneKind lane, std::uint32_t level) noexcept {
+  LevelStreams& pools = *levels_[level < levels_.size() ? level : levels_.size() - 1];
+  const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
+  const std::uint32_t n = pools.next[index].fetch_add(1, std::memory_order_relaxed);
+  const std::vector<UniqueCuStream>& pool = pools.lanes[index];
+  return pool[n % pool.size()].get();
+}
+
+void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {
+  auto& region = static_cast<CudaRegion&>(native);
+  // The engine never names a slot outside [0, slots); fold rather than index out of bounds.
+  CudaSlot& slot = region.slot(waits.slot < region.slot_count() ? waits.slot : 0);
+  slot.sink = &sink;
+  slot.launch_result = CUDA_SUCCESS;
+  const CudaSymbols& s = *syms_;
+  // Priority > 0 climbs towards the greatest CUDA priority; 0 and below use the default.
+  const std::uint32_t level = region.priority() > 0 ? static_cast<std::uint32_t>(region.priority()) : 0;
+  const CUstream stream = next_stream(region.lane(), level);
+  auto fail = [&](CUresult result, const char* call) {
+    slot.launch_result = result;
+    slot.launch_call = call;
+  };
+  if (const CUresult r = context_.make_current(); r != CUDA_SUCCESS) {
+    fail(r, "cuCtxSetCurrent");
+  } else {
+    for (const RegionWait& wait : waits.predecessors) {
+      const auto& predecessor = static_cast<const CudaRegion&>(*wait.region);
+      if (const CUresult w = s.cuStreamWaitEvent(stream, predecessor.slot(wait.slot).done.get(), CU_EVENT_WAIT_DEFAULT);
+          w != CUDA_SUCCESS) {
+        fail(w, "cuStreamWaitEvent");
+        break;
+      }
+    }
+    if (slot.launch_result == CUDA_SUCCESS) {
+      if (const CUresult l = s.cuGraphLaunch(slot.exec.get(), stream); l != CUDA_SUCCESS)
+        fail(l, "cuGraphLaunch");
+      else if (const CUresult e = s.cuEventRecord(slot.done.get(), stream); e != CUDA_SUCCESS)
+        fail(e, "cuEventRecord");
+    }
+  }
+  completion_->push(slot);
+}
+
+void CudaDevice::shut_down() noexcept {
+  if (completion_) completion_->shut_down();
+}
+
+Result<std::uint64_t> CudaDevice::free_memory_bytes() const {
+  ACCORD_CU_RETURN_IF_ERROR(*syms_, cuCtxSetCurrent(context_.context), "asking the free memory of " + info_.name);
+  std::size_t free = 0;
+  std::size_t total = 0;
+  ACCORD_CU_RETURN_IF_ERROR(*syms_, cuMemGetInfo(&free, &total), "asking the free memory of " + info_.name);
+  return static_cast<std::uint64_t>(free);
+}
+
+std::uint64_t CudaDevice::free_memory() const noexcept {
+  auto free = free_memory_bytes();
+  return free.ok() ? free.value() : 0;
+}
+
+void CudaDevice::on_sticky_error(Status cause) noexcept { report_lost(std::move(cause)); }
+
+}  // namespace accord::devices::cuda

@@ -1,0 +1,109 @@
+// CudaDevice: one NVIDIA GPU as a Device, driven through the CUDA driver API opened at
+// run time (ARCHITECTURE.md, devices: cuda). It owns the GPU's retained primary context,
+// a small pool of non-blocking streams per lane, a zeroing stream and the completion
+// thread. Memory is VMM GpuLocal; HostVisible pages are admitted by registration; code is
+// PTX / cubin / fatbin checked against its contract; a region is a CUDA graph per slot,
+// launched asynchronously with native waits on same-device predecessors.
+// Thread-safety: every member is thread-safe, except shut_down() (once, by the owner).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "daemon/devices/cuda/cuda_completion.h"
+#include "daemon/devices/cuda/cuda_handles.h"
+#include "daemon/devices/cuda/cuda_image.h"
+#include "daemon/devices/cuda/cuda_memory.h"
+#include "daemon/devices/cuda/cuda_options.h"
+#include "daemon/devices/device.h"
+
+namespace accord::devices::cuda {
+
+class CudaDevice final : public Device, private CudaLossObserver {
+ public:
+  // Opens GPU `ordinal` of the driver `syms`: retains its primary context, reads its
+  // identity, creates its streams and starts its completion thread. `options` must have
+  // passed validate(). Blocks. Errors: the mapped kind of a driver failure, naming the
+  // GPU and the call.
+  static Result<std::unique_ptr<CudaDevice>> open(std::shared_ptr<const CudaSymbols> syms, int ordinal,
+                                                  const CudaDeviceOptions& options);
+  // Calls shut_down(), then releases streams and the primary context. Regions and
+  // memory of this device must be gone already (the engine's order).
+  ~CudaDevice() override;
+
+  // kind Gpu, the CUDA ordinal, backend "cuda", name "cuda:N (<device name>)", target
+  // "sm_XY" from the compute capability, memory_bytes the total memory.
+  const DeviceInfo& info() const noexcept override { return info_; }
+  // Upload, Compute and Download.
+  std::span<const LaneKind> lanes() const noexcept override;
+  // True for GpuLocal(this ordinal) only.
+  bool supports(MemoryPlacement placement) const noexcept override;
+  bool waits_natively() const noexcept override { return true; }
+  bool launches_synchronously() const noexcept override { return false; }
+  // free_memory_bytes(), or 0 when the driver cannot say (a lost context).
+  std::uint64_t free_memory() const noexcept override;
+
+  // GpuLocal: CudaMemory (VMM, granularity-rounded, zeroed, exportable). Invalid for 0
+  // bytes; Unsupported for another placement; Busy when the GPU is out of memory.
+  Result<std::unique_ptr<DeviceMemory>> allocate(const AllocationRequest& request) override;
+  // Host-mapped memory: registered pages (CudaHostAdmission). Memory of another GPU:
+  // Unsupported (peer access is the two-GPU issue); anything else Unsupported naming
+  // `home`.
+  Result<std::unique_ptr<AdmittedMemory>> admit(const DeviceMemory& memory, const DeviceInfo& home) override;
+  // A GPU image (CodeImage::image non-empty): CudaCode::load, which lists the errors.
+  // Builtin or plugin kernels: Unsupported.
+  Result<std::unique_ptr<LoadedCode>> load(const CodeImage& image, const KernelContract& contract) override;
+  // CudaRegion::lower, which lists the errors.
+  Result<std::unique_ptr<NativeRegion>> lower(const RegionRequest& request) override;
+  // Makes the context current, waits (cuStreamWaitEvent) on each predecessor's slot
+  // event, cuGraphLaunch on a stream of the region's lane, records the slot's event and
+  // queues the slot for the completion thread, which reports. Never allocates or
+  // blocks on other work. A failed call is reported by the completion thread as
+  // Execution naming it (and the device lost when the error is sticky).
+  void launch(NativeRegion& region, const RegionWaits& waits, CompletionSink& sink) noexcept override;
+  // Stops and joins the completion thread; launches in flight are abandoned. Harmless
+  // twice.
+  void shut_down() noexcept override;
+
+  // --- for the API to come (ListDevices, placement by free memory) ---
+  // The GPU's UUID as NVIDIA tools print it ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx").
+  const std::string& uuid() const noexcept { return uuid_; }
+  // Free device memory now (cuMemGetInfo). Errors: the mapped kind of the failure.
+  Result<std::uint64_t> free_memory_bytes() const;
+  // The allocation granularity GpuLocal sizes are rounded to.
+  std::size_t granularity() const noexcept { return memory_config_.granularity; }
+  SmVersion sm() const noexcept { return sm_; }
+
+ private:
+  CudaDevice() = default;
+  void on_sticky_error(Status cause) noexcept override;
+  // A stream of `lane` from the pool of priority level `level` (see lanes_by_level_).
+  CUstream next_stream(LaneKind lane, std::uint32_t level) noexcept;
+
+  std::shared_ptr<const CudaSymbols> syms_;
+  UniqueCuPrimaryContext primary_;  // released last of the native handles
+  CudaContext context_;
+  DeviceInfo info_;
+  std::string uuid_;
+  SmVersion sm_ = 0;
+  CudaMemoryConfig memory_config_;
+  UniqueCuStream zero_stream_;
+  // Stream pools per priority level: level 0 is the CUDA default (least) priority, level
+  // L the L-th step towards the greatest priority cuCtxGetStreamPriorityRange reports.
+  // A session priority p maps to level clamp(p, 0, levels - 1): negative priorities share
+  // the default pool (CUDA has nothing below it). Within a level, one pool per lane
+  // (Upload, Compute, Download), taken round-robin.
+  struct LevelStreams {
+    std::array<std::vector<UniqueCuStream>, 3> lanes;
+    std::array<std::atomic<std::uint32_t>, 3> next{};
+  };
+  std::vector<std::unique_ptr<LevelStreams>> levels_;
+  std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
+};
+
+}  // namespace accord::devices::cuda

@@ -1,0 +1,42 @@
+// CudaDeviceOptions: the settings of the CUDA backend, with in-class defaults and
+// validate() (STYLE.md rule 3). Parsed from "cuda.<key>" strings only in
+// cuda_registration.cpp; the device never sees a string.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "accord/status.h"
+#include "daemon/devices/cuda/cuda_completion.h"
+#include "daemon/devices/cuda/cuda_symbols.h"
+
+namespace accord::devices::cuda {
+
+struct CudaDeviceOptions {
+  // cuda.library: the driver library to dlopen.
+  CudaLoaderOptions loader;
+  // cuda.streams_per_lane (1..64): non-blocking streams per lane (Upload, Compute,
+  // Download); launches take them round-robin, so independent submissions on one lane
+  // overlap up to this many.
+  std::uint32_t streams_per_lane = 4;
+  // cuda.poll_spin_us (0..100000) and cuda.poll_max_sleep_us (1..100000): how the
+  // completion thread polls (CudaPollOptions).
+  CudaPollOptions poll;
+
+  Status validate() const {
+    ACCORD_RETURN_IF_ERROR(loader.validate());
+    if (streams_per_lane < 1 || streams_per_lane > 64)
+      return invalid_error("cuda: option cuda.streams_per_lane = " + std::to_string(streams_per_lane) +
+                           " is not in 1..64");
+    if (poll.spin.count() < 0 || poll.spin.count() > 100'000)
+      return invalid_error("cuda: option cuda.poll_spin_us = " + std::to_string(poll.spin.count()) +
+                           " is not in 0..100000");
+    if (poll.max_sleep.count() < 1 || poll.max_sleep.count() > 100'000)
+      return invalid_error("cuda: option cuda.poll_max_sleep_us = " + std::to_string(poll.max_sleep.count()) +
+                           " is not in 1..100000");
+    return Status();
+  }
+};
+
+}  // namespace accord::devices::cuda

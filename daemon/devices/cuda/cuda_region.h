@@ -1,0 +1,68 @@
+// CudaRegion: a run of same-lane operations lowered into one CUDA graph (ARCHITECTURE.md,
+// devices: cuda; lowering). Kernel nodes carry the kernel's fixed launch shape and a
+// parameter buffer of binding addresses followed by the contract's constants; copies are
+// memcpy nodes, fills memset nodes; the only edges are the request's (no false
+// chaining). The graph is instantiated once per submission slot, and each slot has the
+// event recorded after its launches, which successors on this device wait on.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "daemon/devices/cuda/cuda_handles.h"
+#include "daemon/devices/device.h"
+
+namespace accord::devices::cuda {
+
+// One submission slot of a region: what launch() needs, preallocated at lower() so a
+// launch allocates nothing, and the completion state the completion thread owns while
+// the slot is in flight (cuda_completion.h). A slot has at most one launch in flight.
+struct CudaSlot {
+  UniqueCuGraphExec exec;
+  UniqueCuEvent done;  // recorded after every launch in this slot
+
+  // --- in flight: written by launch() before the slot is queued, then owned by the
+  // completion thread until it reports ---
+  CompletionSink* sink = nullptr;
+  CUresult launch_result = CUDA_SUCCESS;  // a launch call that failed, reported as such
+  const char* launch_call = nullptr;      // its name
+  CUresult polled = CUDA_SUCCESS;         // the completion thread's cuEventQuery answer
+  bool ready = false;
+  CudaSlot* prev = nullptr;  // intrusive links of the completion queue
+  CudaSlot* next = nullptr;
+};
+
+class CudaRegion final : public NativeRegion {
+ public:
+  // Builds and instantiates the graph of `request` in `context`. Blocks (graph
+  // instantiation: a few µs per node per slot). Thread-safe. Errors: Invalid for 0
+  // slots, a lane other than Upload/Compute/Download or one that differs from the first
+  // operation's, a malformed operation (binding count, lengths, a binding with no
+  // address on this GPU, code another backend loaded), an edge that does not point
+  // forward; the mapped kind of a driver failure. Messages name the operation.
+  static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request);
+
+  // Frees the graph, its instantiations and events. No launch may be in flight.
+  ~CudaRegion() override = default;
+
+  LaneKind lane() const noexcept { return lane_; }
+  // RegionRequest::priority as lowered; the device picks its stream pool from it.
+  int priority() const noexcept { return priority_; }
+  std::uint32_t slot_count() const noexcept { return slot_count_; }
+  CudaSlot& slot(std::uint32_t index) noexcept { return slots_[index]; }
+  const CudaSlot& slot(std::uint32_t index) const noexcept { return slots_[index]; }
+
+ private:
+  CudaRegion() = default;
+
+  LaneKind lane_ = LaneKind::Compute;
+  int priority_ = 0;
+  UniqueCuGraph graph_;
+  std::uint32_t slot_count_ = 0;
+  std::unique_ptr<CudaSlot[]> slots_;  // stable addresses: the completion queue links them
+};
+
+}  // namespace accord::devices::cuda

@@ -1,0 +1,316 @@
+// GPU benchmark (issue "CUDA backend"), side by side in one run on one GPU:
+//   1. submit -> complete of a chain of 1, 10 and 100 small kernels: the same kernels as a
+//      CUDA graph launched directly in this process (cuGraphLaunch + cuStreamSynchronize)
+//      against Accord embedded (ExecutableGraph::submit + wait);
+//   2. 16 tenants, each its own embedded runtime on its own thread, looping a 10-kernel
+//      graph of 2 us kernels: aggregate graphs per second (and the same 16 threads each
+//      launching the graph directly on its own stream of one context);
+//   3. noisy neighbour: one low-priority tenant saturating every SM, three high-priority
+//      tenants timing a 1-kernel graph (and the same with every priority 0).
+// Prints a table; asserts nothing. Without a GPU it says why and exits 0.
+//   gpu_graph_bench [--iterations N] [--config NAME]   (NAME: latency, tenants, neighbour)
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "accord/accord.h"
+#include "daemon/devices/cuda/cuda_symbols.h"
+#include "tests/bench/bench_util.h"
+
+extern const unsigned char accord_gpu_bench_ptx[];
+extern const unsigned long accord_gpu_bench_ptx_size;
+
+using namespace accord;
+using namespace accord::bench;
+namespace cu = accord::devices::cuda;
+
+namespace {
+
+constexpr std::uint64_t kTwoMicroseconds = 2'000;
+constexpr std::uint64_t kNeighbourSpin = 50'000;
+
+std::vector<std::byte> ptx() {
+  const auto* p = reinterpret_cast<const std::byte*>(accord_gpu_bench_ptx);
+  return {p, p + accord_gpu_bench_ptx_size};
+}
+
+KernelContract step_contract(std::uint64_t spin_ns) {
+  KernelContract contract;
+  contract.bindings = {BindingContract{4, 4, Access::Write, "out f32[1]"}, BindingContract{4, 4, Access::Read, "in f32[1]"}};
+  contract.constants.resize(sizeof spin_ns);
+  std::memcpy(contract.constants.data(), &spin_ns, sizeof spin_ns);
+  return contract;
+}
+
+// --- direct: the same chain as a CUDA graph, through the driver API ---------------------
+class DirectChain {
+ public:
+  DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::uint64_t spin_ns, std::array<unsigned, 3> grid,
+              std::array<unsigned, 3> block, int priority)
+      : cuda_(cuda) {
+    CUdevice device = 0;
+    ok(cuda.cuDeviceGet(&device, 0), "cuDeviceGet");
+    ok(cuda.cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+    ok(cuda.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+    const std::vector<std::byte> image = ptx();
+    std::vector<char> text(reinterpret_cast<const char*>(image.data()), reinterpret_cast<const char*>(image.data()) + image.size());
+    text.push_back('\0');
+    ok(cuda.cuModuleLoadDataEx(&module_, text.data(), 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    ok(cuda.cuModuleGetFunction(&function_, module_, "accord_bench_step"), "cuModuleGetFunction");
+    ok(cuda.cuMemAlloc(&buffers_, (kernels + 1) * 256), "cuMemAlloc");
+    ok(cuda.cuGraphCreate(&graph_, 0), "cuGraphCreate");
+    CUgraphNode previous = nullptr;
+    params_.resize(kernels);
+    for (std::size_t i = 0; i < kernels; ++i) {
+      params_[i] = {buffers_ + (i + 1) * 256, buffers_ + i * 256, spin_ns};
+      void* args[] = {&params_[i].out, &params_[i].in, &params_[i].spin};
+      CUDA_KERNEL_NODE_PARAMS node{};
+      node.func = function_;
+      node.gridDimX = grid[0];
+      node.gridDimY = grid[1];
+      node.gridDimZ = grid[2];
+      node.blockDimX = block[0];
+      node.blockDimY = block[1];
+      node.blockDimZ = block[2];
+      node.kernelParams = args;
+      CUgraphNode added = nullptr;
+      ok(cuda.cuGraphAddKernelNode(&added, graph_, previous ? &previous : nullptr, previous ? 1 : 0, &node),
+         "cuGraphAddKernelNode");
+      previous = added;
+    }
+    ok(cuda.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
+    ok(cuda.cuStreamCreateWithPriority(&stream_, CU_STREAM_NON_BLOCKING, priority), "cuStreamCreateWithPriority");
+  }
+  ~DirectChain() {
+    cuda_.cuCtxSetCurrent(context_);
+    cuda_.cuStreamSynchronize(stream_);
+    cuda_.cuStreamDestroy(stream_);
+    cuda_.cuGraphExecDestroy(exec_);
+    cuda_.cuGraphDestroy(graph_);
+    cuda_.cuMemFree(buffers_);
+    cuda_.cuModuleUnload(module_);
+    CUdevice device = 0;
+    cuda_.cuDeviceGet(&device, 0);
+    cuda_.cuDevicePrimaryCtxRelease(device);
+  }
+  void bind_thread() const { ok(cuda_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+  void run_once() const {
+    ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+    ok(cuda_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+ private:
+  void ok(CUresult r, const char* what) const {
+    if (r == CUDA_SUCCESS) return;
+    const char* name = nullptr;
+    cuda_.cuGetErrorName(r, &name);
+    std::fprintf(stderr, "benchmark setup failed: %s: %s\n", what, name ? name : "?");
+    std::exit(1);
+  }
+  struct Params {
+    CUdeviceptr out, in;
+    unsigned long long spin;
+  };
+  const cu::CudaSymbols& cuda_;
+  CUcontext context_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  CUdeviceptr buffers_ = 0;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::vector<Params> params_;
+};
+
+// --- Accord: the same chain through an embedded runtime ---------------------------------
+Runtime open_runtime(int priority) {
+  RuntimeOptions options;
+  options.priority = priority;
+  options.devices = {"cuda"};
+  return unwrap(Runtime::embedded(options), "Runtime::embedded");
+}
+
+struct AccordChain {
+  Runtime runtime;
+  std::vector<Buffer> buffers;
+  Kernel kernel;
+  ExecutableGraph exe;
+
+  AccordChain(std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
+              std::array<std::uint32_t, 3> block, int priority)
+      : runtime(open_runtime(priority)) {
+    GpuKernelImage image;
+    image.image = ptx();
+    image.entry = "accord_bench_step";
+    image.grid = grid;
+    image.block = block;
+    kernel = unwrap(runtime.load_gpu_kernel(0, image, step_contract(spin_ns)), "load_gpu_kernel");
+    for (std::size_t i = 0; i <= kernels; ++i)
+      buffers.push_back(unwrap(runtime.allocate(256, MemoryPlacement::gpu_local(0)), "allocate"));
+    Graph graph = runtime.graph();
+    for (std::size_t i = 0; i < kernels; ++i)
+      unwrap(graph.gpu(kernel, {unwrap(buffers[i + 1].slice(0, 4), "slice"), unwrap(buffers[i].slice(0, 4), "slice")}),
+             "Graph::gpu");
+    exe = unwrap(std::move(graph).prepare(), "prepare");
+  }
+  void run_once() const {
+    Completion c = unwrap(exe.submit(), "submit");
+    check(c.wait(), "wait");
+  }
+};
+
+template <class Fn>
+Summary time_us(std::size_t warmup, std::size_t iterations, Fn&& fn) {
+  for (std::size_t i = 0; i < warmup; ++i) fn();
+  std::vector<double> samples(iterations);
+  for (std::size_t i = 0; i < iterations; ++i) {
+    const auto begin = Clock::now();
+    fn();
+    samples[i] = elapsed_ns(begin, Clock::now()) / 1000.0;
+  }
+  return summarize(samples);
+}
+
+void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
+  std::printf("\n1. submit -> complete of a chain of small kernels (us; %zu samples each)\n", iterations);
+  std::printf("  %-8s %12s %12s %12s %12s %10s\n", "kernels", "direct p50", "direct p99", "accord p50", "accord p99",
+              "ratio p50");
+  for (std::size_t kernels : {1, 10, 100}) {
+    DirectChain direct(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    AccordChain accord(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    direct.bind_thread();
+    const std::size_t n = kernels == 100 ? iterations / 4 : iterations;
+    // Interleaved blocks, so drift on the machine touches both sides alike.
+    std::vector<double> d_samples, a_samples;
+    for (int round = 0; round < 4; ++round) {
+      Summary d = time_us(50, n / 4, [&] { direct.run_once(); });
+      Summary a = time_us(50, n / 4, [&] { accord.run_once(); });
+      (void)d;
+      (void)a;
+    }
+    const Summary d = time_us(100, n, [&] { direct.run_once(); });
+    const Summary a = time_us(100, n, [&] { accord.run_once(); });
+    std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
+  }
+}
+
+void tenants(const cu::CudaSymbols& cuda) {
+  constexpr int kTenants = 16;
+  constexpr auto kDuration = std::chrono::seconds(3);
+  std::printf("\n2. %d tenants looping a 10-kernel graph of 2 us kernels for %lld s\n", kTenants,
+              static_cast<long long>(kDuration.count()));
+  std::printf("  %-42s %14s %10s %10s\n", "how", "graphs/s", "p50 us", "p99 us");
+  auto run = [&](const char* label, auto make, auto loop_once) {
+    std::vector<std::thread> threads;
+    std::atomic<bool> go{false}, stop{false};
+    std::vector<std::vector<double>> samples(kTenants);
+    std::atomic<int> ready{0};
+    for (int t = 0; t < kTenants; ++t) {
+      threads.emplace_back([&, t] {
+        auto tenant = make();
+        ready++;
+        while (!go.load()) std::this_thread::yield();
+        auto& mine = samples[static_cast<std::size_t>(t)];
+        mine.reserve(1 << 20);
+        while (!stop.load(std::memory_order_relaxed)) {
+          const auto begin = Clock::now();
+          loop_once(*tenant);
+          mine.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
+        }
+      });
+    }
+    while (ready.load() < kTenants) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto begin = Clock::now();
+    go = true;
+    std::this_thread::sleep_for(kDuration);
+    stop = true;
+    for (auto& t : threads) t.join();
+    const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
+    std::vector<double> all;
+    for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+    const double graphs = static_cast<double>(all.size());
+    const Summary s = summarize(all);
+    std::printf("  %-42s %14.0f %10.1f %10.1f\n", label, graphs / seconds, s.p50, s.p99);
+  };
+  run("direct: one context, a stream per thread",
+      [&] {
+        auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
+                                               std::array<unsigned, 3>{32, 1, 1}, 0);
+        d->bind_thread();
+        return d;
+      },
+      [](DirectChain& d) { d.run_once(); });
+  run("accord embedded: a runtime per thread",
+      [&] {
+        return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
+                                             std::array<std::uint32_t, 3>{32, 1, 1}, 0);
+      },
+      [](AccordChain& a) { a.run_once(); });
+  std::printf("  (platform-notes, same machine type: 16 processes under MPS 431,864/s; time-sliced 6,111/s)\n");
+}
+
+void neighbour(std::size_t iterations) {
+  std::printf("\n3. noisy neighbour: one tenant saturating every SM with 50 us blocks, three timing a 1-kernel graph\n");
+  std::printf("  %-34s %10s %10s %10s\n", "priorities", "p50 us", "p99 us", "samples");
+  for (bool priorities : {false, true}) {
+    std::atomic<bool> stop{false};
+    std::thread heavy([&] {
+      // 132 SMs on an H200; 8 blocks of 1024 threads per SM keeps every SM full.
+      AccordChain noisy(4, kNeighbourSpin, {132 * 8, 1, 1}, {1024, 1, 1}, priorities ? -1 : 0);
+      while (!stop.load()) noisy.run_once();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::vector<std::thread> light;
+    std::vector<std::vector<double>> samples(3);
+    for (int t = 0; t < 3; ++t) {
+      light.emplace_back([&, t] {
+        AccordChain timed(1, 0, {1, 1, 1}, {32, 1, 1}, priorities ? 1 : 0);
+        auto& mine = samples[static_cast<std::size_t>(t)];
+        for (std::size_t i = 0; i < 50; ++i) timed.run_once();
+        for (std::size_t i = 0; i < iterations; ++i) {
+          const auto begin = Clock::now();
+          timed.run_once();
+          mine.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
+        }
+      });
+    }
+    for (auto& t : light) t.join();
+    stop = true;
+    heavy.join();
+    std::vector<double> all;
+    for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+    const Summary s = summarize(all);
+    std::printf("  %-34s %10.1f %10.1f %10zu\n", priorities ? "low -1 / high +1 (stream priorities)" : "all 0",
+                s.p50, s.p99, s.count);
+  }
+  std::printf("  (platform-notes: MPS without priorities 1,684 us, time-sliced 2,706 us, one context with stream "
+              "priorities 51 us)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = parse_flags(argc, argv, "  --config latency|tenants|neighbour\n");
+  if (accord_gpu_bench_ptx_size == 0) {
+    std::printf("gpu_graph_bench: no GPU kernels: nvcc was not found when this was built\n");
+    return 0;
+  }
+  auto cuda = cu::CudaSymbols::load();
+  Runtime probe = unwrap(Runtime::embedded(), "Runtime::embedded");
+  auto gpu = probe.gpu(0);
+  if (!cuda.ok() || !gpu.ok()) {
+    std::printf("gpu_graph_bench: no GPU here: %s\n",
+                (!cuda.ok() ? cuda.status() : gpu.status()).to_string().c_str());
+    return 0;
+  }
+  std::printf("gpu_graph_bench on %s (%s), driver %d\n", gpu->name.c_str(), gpu->target.c_str(),
+              cuda.value()->driver_version());
+  const std::size_t iterations = flags.iterations ? flags.iterations : 10'000;
+  if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
+  if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value());
+  if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
+  print_machine_line();
+  return 0;
+}

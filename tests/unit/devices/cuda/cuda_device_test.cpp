@@ -1,0 +1,115 @@
+// The CUDA device on a real GPU: identity, GpuLocal memory (granularity-rounded, zeroed,
+// exportable) and admission of host pages. Tagged [gpu]: skips without a driver or GPU.
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
+#include "tests/unit/devices/cuda/cuda_test_support.h"
+
+namespace accord::devices::cuda {
+namespace {
+
+using namespace testing;
+
+TEST_CASE("a CUDA device names its GPU, target and memory", "[cuda][gpu][identity]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  const DeviceInfo& info = device.info();
+  CHECK(info.kind == DeviceKind::Gpu);
+  CHECK(info.ordinal == 0);
+  CHECK(info.backend == "cuda");
+  CHECK(info.name.starts_with("cuda:0 ("));
+  CHECK(info.name.ends_with(")"));
+  CHECK(std::regex_match(info.target, std::regex("sm_[0-9]+")));
+  CHECK(info.target == sm_name(device.sm()));
+  CHECK(info.memory_bytes > 0);
+  CHECK(std::regex_match(device.uuid(), std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")));
+  const auto free = device.free_memory_bytes();
+  REQUIRE(free.ok());
+  CHECK(*free <= info.memory_bytes);
+  CHECK(device.waits_natively());
+  CHECK_FALSE(device.launches_synchronously());
+  CHECK(device.lanes().size() == 3);
+  CHECK(device.supports(MemoryPlacement::gpu_local(0)));
+  CHECK_FALSE(device.supports(MemoryPlacement::gpu_local(1)));
+  CHECK_FALSE(device.supports(MemoryPlacement::host_visible()));
+}
+
+TEST_CASE("GpuLocal memory is rounded to the granularity and zeroed", "[cuda][gpu][memory]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  INFO("granularity " << device.granularity());
+  REQUIRE(device.granularity() > 0);
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{4097}, device.granularity(), device.granularity() + 1}) {
+    INFO(bytes << " bytes");
+    auto memory = device.allocate({bytes, MemoryPlacement::gpu_local(0)});
+    REQUIRE(memory.ok());
+    const DeviceMemory& m = *memory.value();
+    CHECK(m.bytes() >= bytes);
+    CHECK(m.bytes() % device.granularity() == 0);
+    CHECK(m.bytes() < bytes + device.granularity());
+    CHECK(m.host_address() == nullptr);
+    CHECK(m.device_address() != 0);
+    const std::vector<std::uint8_t> back = read_back(device, m);
+    CHECK(std::all_of(back.begin(), back.end(), [](std::uint8_t b) { return b == 0; }));
+  }
+}
+
+TEST_CASE("GpuLocal memory is refused at 0 bytes and for other placements", "[cuda][gpu][memory]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  const auto zero = device.allocate({0, MemoryPlacement::gpu_local(0)});
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().kind() == ErrorKind::Invalid);
+  const auto host = device.allocate({64, MemoryPlacement::host_visible()});
+  REQUIRE_FALSE(host.ok());
+  CHECK(host.status().kind() == ErrorKind::Unsupported);
+}
+
+TEST_CASE("GpuLocal memory exports one stable POSIX fd", "[cuda][gpu][memory][export]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  auto memory = device.allocate({4096, MemoryPlacement::gpu_local(0)});
+  REQUIRE(memory.ok());
+  const int fd = memory.value()->export_fd();
+  CHECK(fd >= 0);
+  CHECK(memory.value()->export_fd() == fd);
+}
+
+TEST_CASE("host pages are registered and written by the GPU", "[cuda][gpu][admission]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  HostPages pages(8192);
+  auto admission = device.admit(pages, host_info());
+  INFO(admission.status().to_string());
+  REQUIRE(admission.ok());
+  CHECK(admission.value()->device_address() != 0);
+  const OperationBinding binding = bind_admitted(pages, *admission.value(), Access::Write, 100, 50);
+  const Operation fill = fill_op(LaneKind::Upload, binding, 0x5A);
+  const auto region = lower(device, std::span<const Operation>(&fill, 1));
+  RecordingSink sink;
+  launch_and_wait(device, *region, sink);
+  REQUIRE(sink.done() == 1);
+  const auto* p = pages.as<const std::uint8_t>();
+  CHECK(p[99] == 0);
+  CHECK(p[100] == 0x5A);
+  CHECK(p[149] == 0x5A);
+  CHECK(p[150] == 0);
+}
+
+TEST_CASE("memory of another GPU is Unsupported, naming the two-GPU issue", "[cuda][gpu][admission]") {
+  ACCORD_CUDA_TEST_GPU(device);
+  struct OtherGpuMemory final : DeviceMemory {
+    std::size_t bytes() const noexcept override { return 4096; }
+    std::byte* host_address() const noexcept override { return nullptr; }
+    std::uint64_t device_address() const noexcept override { return 0x7f0000000000ull; }
+    int export_fd() const noexcept override { return -1; }
+  } other;
+  DeviceInfo home;
+  home.kind = DeviceKind::Gpu;
+  home.ordinal = 1;
+  home.backend = "cuda";
+  home.name = "cuda:1 (another)";
+  const auto admitted = device.admit(other, home);
+  REQUIRE_FALSE(admitted.ok());
+  CHECK(admitted.status().kind() == ErrorKind::Unsupported);
+  CHECK(std::string(admitted.status().message()).find("two-GPU issue") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace accord::devices::cuda
