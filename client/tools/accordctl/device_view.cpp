@@ -1,5 +1,6 @@
 #include "client/tools/accordctl/device_view.h"
 
+#include <cstdio>
 #include <vector>
 
 #include "client/tools/accordctl/proto_text.h"
@@ -10,6 +11,19 @@ namespace {
 bool absent(const v1::Device& device) { return device.state() == "absent"; }
 
 std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string gib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1ull << 30));
+  return text;
+}
+
+// "139.8 GiB (139.2 GiB free)", "139.8 GiB" when free is unknown, "-" for no memory of its own.
+std::string memory_text(const v1::Device& device) {
+  if (device.memory_bytes() == 0) return "-";
+  if (device.memory_free() == 0) return gib(device.memory_bytes());
+  return gib(device.memory_bytes()) + " (" + gib(device.memory_free()) + " free)";
+}
 
 }  // namespace
 
@@ -25,12 +39,13 @@ Table devices_table(const v1::ListDevicesResponse& response) {
                {"BACKEND"},
                {"NAME"},
                {"TARGET"},
+               {"MEMORY"},
                {"STATE"},
                {"REASON"}});
   for (const v1::Device& device : response.devices()) {
     table.add_row({absent(device) ? "-" : std::to_string(device.index()), device_id(device),
                    or_dash(device.backend()), or_dash(device.name()), or_dash(device.target()),
-                   or_dash(device.state()), device.reason()});
+                   memory_text(device), or_dash(device.state()), device.reason()});
   }
   return table;
 }
@@ -52,6 +67,7 @@ nlohmann::ordered_json devices_json(const v1::ListDevicesResponse& response) {
                        {"name", device.name()},
                        {"target", device.target()},
                        {"memory_bytes", device.memory_bytes()},
+                       {"memory_free", device.memory_free()},
                        {"state", device.state()},
                        {"reason", device.reason()},
                        {"lanes", lanes},

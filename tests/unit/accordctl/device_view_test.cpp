@@ -28,6 +28,7 @@ v1::ListDevicesResponse sample() {
   gpu->set_name("cuda:1 (H200)");
   gpu->set_target("sm_90");
   gpu->set_memory_bytes(std::uint64_t{141} << 30);
+  gpu->set_memory_free(std::uint64_t{140} << 30);
   gpu->set_state("lost");
   gpu->set_reason("watchdog: region did not complete in 60 s");
   v1::Device* absent = response.add_devices();
@@ -50,10 +51,10 @@ TEST_CASE("a device's id is its kind and ordinal, the host's just host", "[accor
 TEST_CASE("the devices table shows present, lost and absent entries with their reasons",
           "[accordctl][devices]") {
   CHECK(ctl::devices_table(sample()).render() ==
-        "INDEX  ID     BACKEND     NAME           TARGET  STATE    REASON\n"
-        "    0  host   host        host           x86_64  present\n"
-        "    1  gpu:1  cuda        cuda:1 (H200)  sm_90   lost     watchdog: region did not complete in 60 s\n"
-        "    -  -      level_zero  level_zero     -       absent   level_zero: libze_loader.so.1 not found\n");
+        "INDEX  ID     BACKEND     NAME           TARGET  MEMORY                      STATE    REASON\n"
+        "    0  host   host        host           x86_64  -                           present\n"
+        "    1  gpu:1  cuda        cuda:1 (H200)  sm_90   141.0 GiB (140.0 GiB free)  lost     watchdog: region did not complete in 60 s\n"
+        "    -  -      level_zero  level_zero     -       -                           absent   level_zero: libze_loader.so.1 not found\n");
 }
 
 TEST_CASE("devices --json carries state, reason, backend, ordinal and memory", "[accordctl][devices]") {
