@@ -7,7 +7,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_common accord_devices_all)
+set(_accord_exported accord_client accord_api accord_defaults accord_engine accord_devices accord_devices_common accord_devices_all
+                     accord_npu_emulator_env)
 foreach(backend ${ACCORD_DEVICE_BACKENDS})
   list(APPEND _accord_exported accord_devices_${backend})
 endforeach()
@@ -23,6 +24,11 @@ install(TARGETS ${_accord_exported} EXPORT accordTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The NPU emulator driver (RuntimeOptions::npu_emulator, accordd --npu-emulator), found
+# installed in the library directory when the build tree's copy is gone.
+if(TARGET accord_npu_emulator)
+  install(TARGETS accord_npu_emulator LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY client/include/accord DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT accordTargets NAMESPACE accord:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/accord)
 

@@ -12,6 +12,8 @@ Status RuntimeOptions::validate() const {
   if (memory_budget && *memory_budget == 0) return invalid_error("memory_budget must be nonzero when set");
   if (priority < -1000 || priority > 1000)
     return invalid_error("priority " + std::to_string(priority) + " is not in -1000..1000");
+  if (watchdog_timeout <= std::chrono::milliseconds::zero())
+    return invalid_error("watchdog_timeout must be positive, got " + std::to_string(watchdog_timeout.count()) + " ms");
   return Status();
 }
 

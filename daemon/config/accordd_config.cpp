@@ -407,6 +407,13 @@ const Setting kSettings[] = {
        }
        return {};
      }},
+    {"npu_emulator", "--npu-emulator", "",
+     "use the NPU emulator built with Accord as the Level Zero NPU driver (sets ZE_ENABLE_ALT_DRIVERS)",
+     Shape::Switch,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       ACCORD_SET(c.daemon.npu_emulator, get_bool(v[0]));
+       return {};
+     }},
     {"watchdog_seconds", "--watchdog-seconds", "SECONDS",
      "fail a region still running after this long and mark its device lost", Shape::Scalar,
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
@@ -751,6 +758,7 @@ std::string to_toml(const AccorddConfig& config) {
   out << "\ndevices = ";
   if (d.device_settings.backends.empty()) write_string(out, "auto");
   else write_array(out, d.device_settings.backends, string_writer);
+  out << "\nnpu_emulator = " << (d.npu_emulator ? "true" : "false");
   out << "\nwatchdog_seconds = "
       << std::chrono::duration_cast<std::chrono::seconds>(d.watchdog_timeout).count();
   // Tables end the document: every key after a header belongs to that table.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/devices/composition/open_devices.h"
+#include "daemon/emulation/npu_emulator_env.h"
 #include "daemon/service/accord_service.h"
 #include "daemon/service/grpc_listener.h"
 #include "daemon/service/session_channel_server.h"
@@ -76,6 +78,13 @@ class Daemon::Impl {
   Status start() {
     ACCORD_RETURN_IF_ERROR(config_.validate());
     devices::DeviceSettings settings = config_.device_settings;
+    if (config_.npu_emulator) {
+      ACCORD_RETURN_IF_ERROR(emulation::enable_npu_emulator());
+      if (!settings.backends.empty() &&
+          std::find(settings.backends.begin(), settings.backends.end(), "level_zero") == settings.backends.end())
+        settings.backends.push_back("level_zero");
+      spdlog::info("npu_emulator: ZE_ENABLE_ALT_DRIVERS={}", std::getenv("ZE_ENABLE_ALT_DRIVERS"));
+    }
     settings.allow_plugins = true;  // the service applies kernel_policy per call
     auto registry = devices::open_devices(settings);
     if (!registry.ok()) return std::move(registry).status();

@@ -68,6 +68,10 @@ struct DaemonConfig {
   // A region that has not completed after this long is failed and its device marked
   // lost (ARCHITECTURE.md, devices: the seed's 60 s).
   std::chrono::milliseconds watchdog_timeout{60000};
+  // Use the NPU emulator built with Accord as the Level Zero NPU driver: start() sets
+  // ZE_ENABLE_ALT_DRIVERS (process-wide) to its path before opening devices, and opens
+  // the level_zero backend too when `device_settings.backends` names backends without it.
+  bool npu_emulator = false;
 
   // Invalid with a message naming the bad field: among others, a backend name this
   // build does not have, or a device option whose prefix names none (both listing the

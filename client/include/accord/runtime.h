@@ -8,6 +8,7 @@
 // touches until that work completes.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -62,9 +63,20 @@ struct RuntimeOptions {
   // 0); asking for more refuses the session with Unsupported naming the uid and the
   // maximum. Anyone may ask for less than 0. Embedded: granted as asked.
   int priority = 0;
+  // Embedded only: a region still running after this long is failed with Execution and
+  // its device marked lost (the engine's watchdog). Must be positive. accordd's own
+  // `watchdog_seconds` applies to the daemon transport.
+  std::chrono::milliseconds watchdog_timeout{60'000};
+  // Embedded only: use the NPU emulator built with Accord (libaccord_npu_emulator.so) as
+  // the Level Zero NPU driver. This affects the whole process: it sets the environment
+  // variable ZE_ENABLE_ALT_DRIVERS before the Level Zero loader's first zeInit, and the
+  // loader reads it only then, so it must be set by the first runtime of the process
+  // that opens Level Zero. It also opens the level_zero backend when `devices` names
+  // backends without it. Unsupported when this build has no emulator.
+  bool npu_emulator = false;
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
-  // priority outside -1000..1000.
+  // priority outside -1000..1000, and for a watchdog_timeout that is not positive.
   Status validate() const;
 };
 

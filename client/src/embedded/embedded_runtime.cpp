@@ -1,7 +1,10 @@
 #include "client/src/embedded/embedded_runtime.h"
 
+#include <algorithm>
+
 #include "client/src/embedded/embedded_objects.h"
 #include "daemon/devices/composition/open_devices.h"
+#include "daemon/emulation/npu_emulator_env.h"
 
 namespace accord {
 
@@ -19,12 +22,20 @@ Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOp
   ACCORD_RETURN_IF_ERROR(options.validate());
   devices::DeviceSettings settings;
   settings.backends = options.devices;
+  if (options.npu_emulator) {
+    // Process-wide: the Level Zero loader reads ZE_ENABLE_ALT_DRIVERS at its first zeInit.
+    ACCORD_RETURN_IF_ERROR(emulation::enable_npu_emulator());
+    if (!settings.backends.empty() &&
+        std::find(settings.backends.begin(), settings.backends.end(), "level_zero") == settings.backends.end())
+      settings.backends.push_back("level_zero");
+  }
   settings.allow_plugins = options.allow_plugins;
   auto registry = devices::open_devices(settings);
   if (!registry.ok()) return std::move(registry).status();
 
   engine::EngineOptions engine_options;
   engine_options.worker_threads = options.worker_threads;
+  engine_options.watchdog_timeout = options.watchdog_timeout;
   auto engine = engine::Engine::create(engine_options, std::move(registry).value());
   if (!engine.ok()) return std::move(engine).status();
 

@@ -4,13 +4,18 @@
 // every execution shares, so a closed list can be executed again while an earlier
 // execution still runs (as Level Zero allows), and executing it allocates nothing.
 #include <cstring>
+#include <new>
 
 #include "daemon/devices/npu_emulator/npu_emulator_impl.h"
 
 namespace accord::npu_emulator {
 
 Sync& sync() noexcept {
-  static Sync s;
+  // Never destroyed: a backend's completion thread may still wait on it while the
+  // process exits, and destroying a condition variable with a waiter blocks forever.
+  // Built in static storage, so the first call (maybe inside a launch) allocates nothing.
+  alignas(Sync) static unsigned char storage[sizeof(Sync)];
+  static Sync& s = *::new (static_cast<void*>(storage)) Sync;
   return s;
 }
 

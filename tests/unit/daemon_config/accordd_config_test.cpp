@@ -116,6 +116,7 @@ TEST_CASE("with no file and no flags the config is the built-in defaults", "[dae
   CHECK(d.device_settings.backends.empty());  // "auto"
   CHECK(d.device_settings.options.empty());
   CHECK(d.watchdog_timeout == std::chrono::seconds(60));
+  CHECK_FALSE(d.npu_emulator);
 }
 
 TEST_CASE("the sample deploy/accordd.toml loads and states exactly the defaults", "[daemon][config]") {
@@ -284,6 +285,32 @@ TEST_CASE("watchdog_seconds sets the engine's watchdog", "[daemon][config]") {
   require_invalid_file("watchdog_seconds = 0\n", {"'watchdog_seconds'", "between 1 and"});
   require_invalid_file("watchdog_seconds = \"60\"\n", {"'watchdog_seconds'", "integer"});
   require_invalid_flags({"--watchdog-seconds", "-1"}, "--watchdog-seconds");
+}
+
+TEST_CASE("npu_emulator is a switch, from the file or --npu-emulator", "[daemon][config]") {
+  auto flag = load({"--npu-emulator"});
+  REQUIRE(flag.ok());
+  CHECK(flag->daemon.npu_emulator);
+  CHECK(flag->daemon.device_settings.backends.empty());  // still "auto"
+  auto off = load({"--npu-emulator=false"});
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->daemon.npu_emulator);
+  {
+    TempConfig file("npu_emulator = true\ndevices = [\"host\"]\n");
+    auto r = load({"--config", file.path()});
+    INFO(message_of(r));
+    REQUIRE(r.ok());
+    CHECK(r->daemon.npu_emulator);
+    // The service adds level_zero when it starts; the config keeps what was written.
+    CHECK(r->daemon.device_settings.backends == std::vector<std::string>{"host"});
+    CHECK(config::to_toml(*r).find("\nnpu_emulator = true\n") != std::string::npos);
+    // The flag overrides the file.
+    auto over = load({"--config", file.path(), "--npu-emulator=false"});
+    REQUIRE(over.ok());
+    CHECK_FALSE(over->daemon.npu_emulator);
+  }
+  require_invalid_file("npu_emulator = \"yes\"\n", {"'npu_emulator'", "boolean"});
+  require_invalid_file("npu_emulater = true\n", {"'npu_emulater'", "did you mean 'npu_emulator'"});
 }
 
 TEST_CASE("device_options is a table of backend.key strings, from the file or --device-option",
