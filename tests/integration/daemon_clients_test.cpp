@@ -106,12 +106,14 @@ TEST_CASE("a client killed mid-flight leaves the daemon and other clients unharm
   const DaemonCounters before = read_counters(daemon);
 
   constexpr std::uint64_t kHeld = 64ull << 20;
-  Child holder = spawn_client(daemon, {"hold", daemon.grpc_socket(), std::to_string(kHeld)}, "hold");
+  // Three seconds a submission: calibration runs on a loaded machine too, and a chain
+  // sized for 1.5 s there can end before the sessions are listed once the load drops.
+  Child holder = spawn_client(daemon, {"hold", daemon.grpc_socket(), std::to_string(kHeld), "3"}, "hold");
   {
     INFO(holder.report());
     REQUIRE(holder.wait_for_output("ready", std::chrono::seconds(30)));
   }
-  // Its memory is live and its work is in flight (two ~1.5 s submissions, after two
+  // Its memory is live and its work is in flight (two ~3 s submissions, after two
   // short calibration runs that have finished).
   const std::vector<SessionRow> sessions = list_sessions(daemon);
   const SessionRow* held = nullptr;
