@@ -20,6 +20,21 @@ std::string program_label() {
   return base ? base + 1 : path;
 }
 
+// The answer to a request on the session channel: accordd's Error answers become the
+// Status they carry, and a closed channel is DeviceLost.
+Result<wire::ReceivedMessage> receive_answer(int session) {
+  auto reply = wire::receive_message(session);
+  if (!reply.ok()) return std::move(reply).status();
+  if (!reply.value()) return device_lost_error("accordd closed the session channel");
+  wire::ReceivedMessage& message = *reply.value();
+  if (message.type() == wire::MessageType::Error) {
+    auto error = message.as<wire::ErrorPayload>();
+    if (!error.ok()) return std::move(error).status();
+    return Status::error(static_cast<ErrorKind>(error->kind), wire::get_text(error->message));
+  }
+  return std::move(message);
+}
+
 }  // namespace
 
 Status from_grpc(const grpc::Status& status, std::string_view call) {
@@ -96,15 +111,9 @@ Result<std::byte*> DaemonConnection::map_buffer(std::uint64_t handle, std::size_
   wire::MapBufferPayload request;
   request.buffer = handle;
   ACCORD_RETURN_IF_ERROR(wire::send_payload(session_.get(), wire::MessageType::MapBuffer, id, request));
-  auto reply = wire::receive_message(session_.get());
-  if (!reply.ok()) return std::move(reply).status();
-  if (!reply.value()) return device_lost_error("accordd closed the session channel");
-  wire::ReceivedMessage& message = *reply.value();
-  if (message.type() == wire::MessageType::Error) {
-    auto error = message.as<wire::ErrorPayload>();
-    if (!error.ok()) return std::move(error).status();
-    return Status::error(static_cast<ErrorKind>(error->kind), wire::get_text(error->message));
-  }
+  auto answer = receive_answer(session_.get());
+  if (!answer.ok()) return std::move(answer).status();
+  wire::ReceivedMessage& message = answer.value();
   auto payload = message.as<wire::BufferFdPayload>();
   if (!payload.ok()) return std::move(payload).status();
   if (message.type() != wire::MessageType::BufferFd || payload->buffer != handle || !message.fd)
@@ -138,15 +147,9 @@ Result<std::uint64_t> DaemonConnection::upload_image(std::span<const std::byte> 
   wire::CodeImagePayload request;
   request.bytes = image.size();
   ACCORD_RETURN_IF_ERROR(wire::send_payload(session_.get(), wire::MessageType::CodeImage, id, request, memfd.get()));
-  auto reply = wire::receive_message(session_.get());
-  if (!reply.ok()) return std::move(reply).status();
-  if (!reply.value()) return device_lost_error("accordd closed the session channel");
-  wire::ReceivedMessage& message = *reply.value();
-  if (message.type() == wire::MessageType::Error) {
-    auto error = message.as<wire::ErrorPayload>();
-    if (!error.ok()) return std::move(error).status();
-    return Status::error(static_cast<ErrorKind>(error->kind), wire::get_text(error->message));
-  }
+  auto answer = receive_answer(session_.get());
+  if (!answer.ok()) return std::move(answer).status();
+  wire::ReceivedMessage& message = answer.value();
   auto payload = message.as<wire::CodeImageUploadedPayload>();
   if (!payload.ok()) return std::move(payload).status();
   if (message.type() != wire::MessageType::CodeImageUploaded || payload->bytes != image.size())
