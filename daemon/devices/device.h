@@ -251,6 +251,14 @@ class Device {
   virtual void launch(NativeRegion& region, const RegionWaits& waits,
                       CompletionSink& sink) noexcept = 0;
 
+  // --- helping: a thread that waits for this device's work may look for completions ---
+  // True when poll_completions() can see completions (cheaply: it is called in a loop).
+  virtual bool completes_by_polling() const noexcept { return false; }
+  // Looks once for launches that completed and reports them through their sinks on the
+  // calling thread, which spares that thread a wake-up by the device's own. Thread-safe;
+  // the engine holds none of its locks around it. Default: nothing to look at.
+  virtual void poll_completions() noexcept {}
+
   // --- teardown ---
   // Stops the device's threads. After it returns no sink is called again; regions
   // still in flight (a hung one the watchdog already failed) are abandoned. Called

@@ -206,19 +206,35 @@ void Scheduler::help_until_terminal(Submission& submission) {
       lock.lock();
       continue;
     }
+    const std::uint32_t seen = progress_.load();
     lock.unlock();
-    // A region of ours is usually running on a worker and ends within microseconds:
-    // spin briefly before sleeping, so a short region costs no futex round trip
-    // (sleeping and being woken costs 5-10 us on a 2-core VM).
-    const auto spin_until = Clock::now() + kWaitSpin;
-    while (!submission.terminal() && Clock::now() < spin_until) cpu_relax();
-    if (!submission.terminal()) {
+    // A region of ours is usually running on a worker or a device and ends within
+    // microseconds: spin briefly before sleeping, so a short region costs no futex round
+    // trip (sleeping and being woken costs 5-10 us on a 2-core VM). A device that
+    // completes by polling (a GPU's flags) is polled here, so this thread sees its region
+    // end without the device's thread waking it; then it looks for what became ready.
+    const bool polls = polls_devices(submission.graph());
+    const auto spin_until = Clock::now() + (polls ? options_.device_wait_spin : kWaitSpin);
+    while (!submission.terminal() && Clock::now() < spin_until) {
+      if (polls) {
+        for (devices::DeviceIndex d : submission.graph().devices()) devices_.at(d).poll_completions();
+        if (progress_.load() != seen) break;
+      }
+      cpu_relax();
+    }
+    if (!submission.terminal() && !(polls && progress_.load() != seen)) {
       submission.waiters.fetch_add(1);
       if (!submission.terminal()) futex_wait(submission.signal, Submission::kPending);
       submission.waiters.fetch_sub(1);
     }
     lock.lock();
   }
+}
+
+bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {
+  for (devices::DeviceIndex d : graph.devices())
+    if (devices_.at(d).completes_by_polling()) return true;
+  return false;
 }
 
 void Scheduler::help_once(std::unique_lock<std::mutex>& lock) {

@@ -38,6 +38,11 @@ struct SchedulerOptions {
   // Told once per lost device, on the thread that reported it, outside every engine
   // lock (accordd logs it). May be empty.
   std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
+  // How long a waiting thread polls a device that completes by polling (a GPU) for its
+  // own submission before it sleeps and leaves completion to the device's thread. A GPU
+  // graph of small kernels ends within tens of microseconds; as long as this, polling
+  // costs the waiter's core what cuStreamSynchronize's spin would.
+  std::chrono::microseconds device_wait_spin{1000};
 };
 
 class Scheduler final : private devices::DeviceLossObserver {
@@ -103,6 +108,8 @@ class Scheduler final : private devices::DeviceLossObserver {
   // After a native launch returned: the region may now be waited on natively.
   void launch_returned(RegionRun& run) noexcept;
   void help_until_terminal(Submission& submission);
+  // Whether a device of `graph` completes by polling (a waiter then polls it).
+  bool polls_devices(const PreparedGraph& graph) const noexcept;
   // Runs ready work of any submission or sleeps until progress; inline mode only.
   void help_once(std::unique_lock<std::mutex>& lock);
   void notify_progress_locked() noexcept;

@@ -7,11 +7,24 @@
 //      launching the graph directly on its own stream of one context);
 //   3. noisy neighbour: one low-priority tenant saturating every SM, three high-priority
 //      tenants timing a 1-kernel graph (and the same with every priority 0).
+//   4. (--config processes:LABEL) the same 16 tenants as 16 processes, each launching the
+//      graph directly on its own context: run once plainly (time-sliced) and once under
+//      MPS (tests/bench/gpu_tenants.sh starts and stops the MPS control daemon), so the
+//      processes rows come from the same run as the others.
 // Prints a table; asserts nothing. Without a GPU it says why and exits 0.
-//   gpu_graph_bench [--iterations N] [--config NAME]   (NAME: latency, tenants, neighbour)
+//   gpu_graph_bench [--iterations N] [--config NAME]
+//   NAME: latency, tenants, neighbour, or processes:LABEL (the parent of 16 tenant
+//   processes; it never opens CUDA itself, so MPS settings in its environment reach only
+//   the children)
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -19,6 +32,7 @@
 #include "daemon/devices/cuda/cuda_symbols.h"
 #include "tests/bench/bench_util.h"
 
+extern char** environ;
 extern const unsigned char accord_gpu_bench_ptx[];
 extern const unsigned long accord_gpu_bench_ptx_size;
 
@@ -248,7 +262,7 @@ void tenants(const cu::CudaSymbols& cuda) {
                                              std::array<std::uint32_t, 3>{32, 1, 1}, 0);
       },
       [](AccordChain& a) { a.run_once(); });
-  std::printf("  (platform-notes, same machine type: 16 processes under MPS 431,864/s; time-sliced 6,111/s)\n");
+  std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
 void neighbour(std::size_t iterations) {
@@ -289,10 +303,108 @@ void neighbour(std::size_t iterations) {
               "priorities 51 us)\n");
 }
 
+// --- 16 tenant processes (time-sliced or under MPS) ------------------------------------
+constexpr int kTenantProcesses = 16;
+constexpr auto kProcessDuration = std::chrono::seconds(3);
+
+std::int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// One tenant process: sets up its own context and graph, waits for the common start, loops
+// until the common end, and writes its samples (us, binary doubles) to `out`.
+int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
+  auto cuda = cu::CudaSymbols::load();
+  if (!cuda.ok()) {
+    std::fprintf(stderr, "tenant: %s\n", cuda.status().to_string().c_str());
+    return 1;
+  }
+  DirectChain chain(*cuda.value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1}, 0);
+  chain.bind_thread();
+  for (int i = 0; i < 20; ++i) chain.run_once();
+  std::vector<double> samples;
+  samples.reserve(1 << 20);
+  while (monotonic_ns() < start_ns) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  while (monotonic_ns() < end_ns) {
+    const auto begin = Clock::now();
+    chain.run_once();
+    samples.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
+  }
+  std::ofstream file(out, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+  return file ? 0 : 1;
+}
+
+void tenant_processes(const std::string& label) {
+  char dir_template[] = "/tmp/accord-gpu-tenants-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) {
+    std::perror("mkdtemp");
+    std::exit(1);
+  }
+  // Setting up a context takes a few hundred ms per process (more under MPS): start
+  // together, well after every child could be ready.
+  const std::int64_t start_ns = monotonic_ns() + 8'000'000'000;
+  const std::int64_t end_ns = start_ns + std::chrono::nanoseconds(kProcessDuration).count();
+  std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (direct launches) for %lld s\n",
+              static_cast<long long>(kProcessDuration.count()));
+  std::printf("  %-42s %14s %10s %10s\n", "how", "graphs/s", "p50 us", "p99 us");
+  std::fflush(stdout);
+  std::vector<pid_t> children;
+  for (int t = 0; t < kTenantProcesses; ++t) {
+    const std::string config = "child:" + std::to_string(start_ns) + ":" + std::to_string(end_ns) + ":" + dir +
+                               "/tenant-" + std::to_string(t) + ".bin";
+    char self[] = "/proc/self/exe";
+    char flag[] = "--config";
+    std::vector<char> value(config.begin(), config.end());
+    value.push_back('\0');
+    char* child_argv[] = {self, flag, value.data(), nullptr};
+    pid_t pid = 0;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, child_argv, environ) != 0) {
+      std::perror("posix_spawn");
+      std::exit(1);
+    }
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  std::vector<double> all;
+  for (int t = 0; t < kTenantProcesses; ++t) {
+    const std::string path = std::string(dir) + "/tenant-" + std::to_string(t) + ".bin";
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    const auto bytes = static_cast<std::size_t>(file ? static_cast<std::streamoff>(file.tellg()) : 0);
+    std::vector<double> samples(bytes / sizeof(double));
+    file.seekg(0);
+    file.read(reinterpret_cast<char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+    all.insert(all.end(), samples.begin(), samples.end());
+    std::remove(path.c_str());
+  }
+  rmdir(dir);
+  const double seconds = std::chrono::duration<double>(kProcessDuration).count();
+  const Summary s = summarize(all);
+  std::printf("  %-42s %14.0f %10.1f %10.1f%s\n", ("16 processes, " + label).c_str(),
+              static_cast<double>(all.size()) / seconds, s.p50, s.p99,
+              failed ? (" (" + std::to_string(failed) + " processes failed)").c_str() : "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse_flags(argc, argv, "  --config latency|tenants|neighbour\n");
+  const Flags flags = parse_flags(argc, argv, "  --config latency|tenants|neighbour|processes:LABEL\n");
+  if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT
+    const std::string rest = flags.config.substr(6);
+    const std::size_t a = rest.find(':');
+    const std::size_t b = rest.find(':', a + 1);
+    return tenant_child(std::stoll(rest.substr(0, a)), std::stoll(rest.substr(a + 1, b - a - 1)), rest.substr(b + 1));
+  }
+  if (flags.config.rfind("processes:", 0) == 0) {
+    tenant_processes(flags.config.substr(10));
+    return 0;
+  }
   if (accord_gpu_bench_ptx_size == 0) {
     std::printf("gpu_graph_bench: no GPU kernels: nvcc was not found when this was built\n");
     return 0;

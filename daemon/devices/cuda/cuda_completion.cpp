@@ -1,10 +1,12 @@
-// The completion thread. Why polling events rather than cuLaunchHostFunc callbacks:
-// (1) a host function "will not be called in the event of an error in the CUDA context"
-// (cuda.h), so a fault would leave its region unreported until the engine's 60 s
-// watchdog, while cuEventQuery returns the sticky error at once; (2) host functions on
-// independent streams run in undefined order, while the sweep below reports a region's
-// same-device predecessors before it. Polling costs a core while work is in flight and
-// the spin window is open; the pause after it bounds the latency added to long work.
+// Completion. Why polling and not cuLaunchHostFunc callbacks: (1) a host function "will
+// not be called in the event of an error in the CUDA context" (cuda.h), so a fault would
+// leave its region unreported until the engine's 60 s watchdog, while cuEventQuery returns
+// the sticky error at once; (2) host functions on independent streams run in undefined
+// order, while a sweep reports a region's same-device predecessors before it. Why flags
+// first and events only when a flag is late: a flag is a load, an event query a driver
+// call under the context's lock, which every launch of every tenant also takes. Why
+// helpers: the thread that waits for a region sees its flag the moment it lands, where
+// the queue's thread would have to wake it (a futex round trip, 5-10 us).
 #include "daemon/devices/cuda/cuda_completion.h"
 
 #include <algorithm>
@@ -40,10 +42,21 @@ void CudaCompletionQueue::push(CudaSlot& slot) noexcept {
     else
       incoming_head_ = &slot;
     incoming_tail_ = &slot;
+    in_flight_.fetch_add(1, std::memory_order_release);
     wake = waiting_;
   }
   // Only a waiting thread needs the futex call; a polling one finds the slot at its next sweep.
   if (wake) wake_.notify_one();
+}
+
+int CudaCompletionQueue::poll() noexcept {
+  if (stopped_.load(std::memory_order_acquire)) return 0;
+  helped_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+  if (in_flight_.load(std::memory_order_acquire) == 0 || !try_take_sweep()) return 0;
+  splice_incoming();
+  const int reported = sweep();
+  give_back_sweep();
+  return reported;
 }
 
 void CudaCompletionQueue::shut_down() noexcept {
@@ -51,8 +64,11 @@ void CudaCompletionQueue::shut_down() noexcept {
     const std::lock_guard lock(mu_);
     stop_ = true;
   }
+  stopped_.store(true, std::memory_order_release);
   wake_.notify_one();
   if (thread_.joinable()) thread_.join();
+  // Wait out a helper inside a sweep, and keep the sweep: no sink is called from here on.
+  while (!try_take_sweep()) std::this_thread::yield();
 }
 
 void CudaCompletionQueue::run() noexcept {
@@ -62,33 +78,38 @@ void CudaCompletionQueue::run() noexcept {
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_progress = Clock::now();
   std::chrono::microseconds pause{0};
+  const std::int64_t rest_ns = std::chrono::nanoseconds(options_.spin).count();
   for (;;) {
     {
       std::unique_lock lock(mu_);
       const auto woken = [this] { return stop_ || incoming_head_ != nullptr; };
-      if (head_ == nullptr && incoming_head_ == nullptr && !stop_) {
+      if (in_flight_.load(std::memory_order_relaxed) == 0 && !stop_) {
         waiting_ = true;
-        wake_.wait(lock, woken);
+        wake_.wait(lock, [this] { return stop_ || in_flight_.load(std::memory_order_relaxed) != 0; });
         waiting_ = false;
+        last_progress = Clock::now();  // new work reopens the spin window
+        pause = std::chrono::microseconds{0};
       } else if (pause.count() > 0 && !stop_ && incoming_head_ == nullptr) {
         waiting_ = true;  // a launch ends the pause: new work may be short
         wake_.wait_for(lock, pause, woken);
         waiting_ = false;
       }
       if (stop_) return;  // abandon what is in flight: no sink after shut_down()
-      if (incoming_head_ != nullptr) {  // splice the new slots after the older ones
-        incoming_head_->prev = tail_;
-        if (tail_ != nullptr)
-          tail_->next = incoming_head_;
-        else
-          head_ = incoming_head_;
-        tail_ = incoming_tail_;
-        incoming_head_ = incoming_tail_ = nullptr;
-        last_progress = Clock::now();  // new work reopens the spin window
-        pause = std::chrono::microseconds{0};
-      }
     }
-    if (sweep() > 0) {
+    // A waiting thread is sweeping for itself: rest rather than compete with it. If it
+    // stops helping, sweeps resume within one rest.
+    if (steady_now_ns() - helped_at_ns_.load(std::memory_order_relaxed) < rest_ns) {
+      std::this_thread::sleep_for(options_.spin);
+      continue;
+    }
+    if (!try_take_sweep()) {
+      std::this_thread::yield();
+      continue;
+    }
+    const bool fresh = splice_incoming();
+    const int reported = sweep();
+    give_back_sweep();
+    if (fresh || reported > 0) {
       last_progress = Clock::now();
       pause = std::chrono::microseconds{0};
     } else if (Clock::now() - last_progress < options_.spin) {
@@ -99,14 +120,44 @@ void CudaCompletionQueue::run() noexcept {
   }
 }
 
+bool CudaCompletionQueue::splice_incoming() noexcept {
+  const std::lock_guard lock(mu_);
+  if (incoming_head_ == nullptr) return false;
+  incoming_head_->prev = tail_;
+  if (tail_ != nullptr)
+    tail_->next = incoming_head_;
+  else
+    head_ = incoming_head_;
+  tail_ = incoming_tail_;
+  incoming_head_ = incoming_tail_ = nullptr;
+  return true;
+}
+
 int CudaCompletionQueue::sweep() noexcept {
-  // Query newest to oldest, report oldest to newest. A successor was launched after its
-  // predecessors and cannot finish before them, so if it is seen done, they are seen
-  // done too (queried later), and they are reported first.
+  // Look newest to oldest, report oldest to newest. A successor was launched after its
+  // predecessors and cannot finish before them (its graph waits on their events, which
+  // are recorded after their flags), so if it is seen done, they are seen done too
+  // (looked at later), and they are reported first.
+  const std::int64_t event_check_ns = std::chrono::nanoseconds(options_.event_check).count();
+  std::int64_t now = 0;  // read once, and only when a flag is missing
+  bool current = false;
   for (CudaSlot* s = tail_; s != nullptr; s = s->prev) {
     if (s->launch_result != CUDA_SUCCESS) {
       s->ready = true;
       continue;
+    }
+    if (s->flag) {
+      if (s->flag.word->load(std::memory_order_acquire) != 0) {
+        s->ready = true;
+        continue;
+      }
+      if (now == 0) now = steady_now_ns();
+      if (now - s->checked_ns < event_check_ns) continue;
+      s->checked_ns = now;  // late: the event says whether it faulted
+    }
+    if (!current) {
+      static_cast<void>(context_.make_current());  // a helper's thread may have another context current
+      current = true;
     }
     const CUresult result = context_.syms->cuEventQuery(s->done.get());
     if (result == CUDA_ERROR_NOT_READY) continue;
@@ -121,6 +172,7 @@ int CudaCompletionQueue::sweep() noexcept {
       (s->prev != nullptr ? s->prev->next : head_) = s->next;
       (s->next != nullptr ? s->next->prev : tail_) = s->prev;
       s->prev = s->next = nullptr;
+      in_flight_.fetch_sub(1, std::memory_order_relaxed);
       report(*s);
       ++reported;
     }

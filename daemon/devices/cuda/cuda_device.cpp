@@ -103,6 +103,9 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
     }
     device->levels_.push_back(std::move(pools));
   }
+  // Completion flags where the driver writes them from a graph; events polled otherwise.
+  device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
+  device->flags_->probe();
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
   return device;
@@ -143,7 +146,7 @@ Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, con
 }
 
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request));
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, *flags_));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
@@ -181,13 +184,21 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
       }
     }
     if (slot.launch_result == CUDA_SUCCESS) {
+      // The slot's previous launch has been reported, so nothing else writes the flag now;
+      // the launch call orders this store before the GPU's write.
+      if (slot.flag) slot.flag.word->store(0, std::memory_order_release);
+      slot.checked_ns = steady_now_ns();
       if (const CUresult l = s.cuGraphLaunch(slot.exec.get(), stream); l != CUDA_SUCCESS)
         fail(l, "cuGraphLaunch");
-      else if (const CUresult e = s.cuEventRecord(slot.done.get(), stream); e != CUDA_SUCCESS)
-        fail(e, "cuEventRecord");
+      else if (!region.has_completion_tail())
+        if (const CUresult e = s.cuEventRecord(slot.done.get(), stream); e != CUDA_SUCCESS) fail(e, "cuEventRecord");
     }
   }
   completion_->push(slot);
+}
+
+void CudaDevice::poll_completions() noexcept {
+  if (completion_) completion_->poll();
 }
 
 void CudaDevice::shut_down() noexcept {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/devices/cuda/cuda_completion.h"
+#include "daemon/devices/cuda/cuda_flags.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 #include "daemon/devices/cuda/cuda_image.h"
 #include "daemon/devices/cuda/cuda_memory.h"
@@ -61,11 +62,16 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // CudaRegion::lower, which lists the errors.
   Result<std::unique_ptr<NativeRegion>> lower(const RegionRequest& request) override;
   // Makes the context current, waits (cuStreamWaitEvent) on each predecessor's slot
-  // event, cuGraphLaunch on a stream of the region's lane, records the slot's event and
-  // queues the slot for the completion thread, which reports. Never allocates or
+  // event, clears the slot's flag, cuGraphLaunch on a stream of the region's lane (the
+  // graph's tail writes the flag and records the event; without a tail launch() records
+  // the event) and queues the slot for completion. Never allocates or
   // blocks on other work. A failed call is reported by the completion thread as
   // Execution naming it (and the device lost when the error is sticky).
   void launch(NativeRegion& region, const RegionWaits& waits, CompletionSink& sink) noexcept override;
+  // Completions are seen by reading flags: a waiting thread may look itself.
+  bool completes_by_polling() const noexcept override { return true; }
+  // One sweep of the slots in flight on the calling thread (CudaCompletionQueue::poll).
+  void poll_completions() noexcept override;
   // Stops and joins the completion thread; launches in flight are abandoned. Harmless
   // twice.
   void shut_down() noexcept override;
@@ -103,6 +109,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
     std::array<std::atomic<std::uint32_t>, 3> next{};
   };
   std::vector<std::unique_ptr<LevelStreams>> levels_;
+  std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
 };
 

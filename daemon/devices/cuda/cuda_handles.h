@@ -84,12 +84,21 @@ struct CuMemHandleTraits {
   static void destroy(const CudaSymbols& s, Handle h) noexcept { static_cast<void>(s.cuMemRelease(h)); }
 };
 
+// Pinned, device-mapped host memory from cuMemHostAlloc (the completion flags).
+struct CuHostAllocTraits {
+  using Handle = void*;
+  static void destroy(const CudaSymbols& s, Handle h) noexcept {
+    if (s.cuMemFreeHost != nullptr) static_cast<void>(s.cuMemFreeHost(h));
+  }
+};
+
 using UniqueCuStream = UniqueCu<CuStreamTraits>;
 using UniqueCuEvent = UniqueCu<CuEventTraits>;
 using UniqueCuModule = UniqueCu<CuModuleTraits>;
 using UniqueCuGraph = UniqueCu<CuGraphTraits>;
 using UniqueCuGraphExec = UniqueCu<CuGraphExecTraits>;
 using UniqueCuMemHandle = UniqueCu<CuMemHandleTraits>;
+using UniqueCuHostAlloc = UniqueCu<CuHostAllocTraits>;
 
 // An owned virtual address range (cuMemAddressReserve), or a mapping of physical memory
 // into one (cuMemMap): both are released by pointer and size.

@@ -131,7 +131,13 @@ Status add_kernel(const CudaContext& context, CUgraph graph, const std::string& 
 
 }  // namespace
 
-Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context, const RegionRequest& request) {
+CudaRegion::~CudaRegion() {
+  if (flags_ == nullptr) return;
+  for (std::uint32_t s = 0; s < slot_count_; ++s) flags_->release(slots_[s].flag);
+}
+
+Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context, const RegionRequest& request,
+                                                      CudaFlagPool& flags) {
   const CudaSymbols& syms = *context.syms;
   const std::string device = "gpu:" + std::to_string(context.ordinal);
   if (request.slots == 0) return invalid_error("cuda: a region on " + device + " needs at least 1 submission slot");
@@ -178,22 +184,46 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     return invalid_error("edge " + std::to_string(request.edges[edge].before) + " -> " +
                          std::to_string(request.edges[edge].after) + " names an operation outside the run of " +
                          std::to_string(ops.size()));
+  std::vector<CUgraphNode> sinks;  // nodes nothing in the run waits on: the tail follows them
   if (ops.empty()) {  // an empty run still completes through the same path
     CUgraphNode empty = nullptr;
     ACCORD_CU_RETURN_IF_ERROR(syms, cuGraphAddEmptyNode(&empty, graph, nullptr, 0), "an empty region on " + device);
+    sinks.push_back(empty);
+  } else {
+    std::vector<bool> waited_on(ops.size(), false);
+    for (const OperationEdge& e : request.edges) waited_on[e.before] = true;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (!waited_on[i]) sinks.push_back(nodes[i]);
   }
 
   region->slot_count_ = request.slots;
   region->slots_ = std::make_unique<CudaSlot[]>(request.slots);
+  region->flags_ = &flags;  // from here on the destructor returns what the slots took
+  for (std::uint32_t s = 0; s < request.slots; ++s) {
+    CUevent event = nullptr;
+    ACCORD_CU_RETURN_IF_ERROR(syms, cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                              "creating the event of slot " + std::to_string(s) + " of a region on " + device);
+    region->slots_[s].done = UniqueCuEvent(syms, context.context, event);
+    if (flags.usable()) {
+      ACCORD_ASSIGN_OR_RETURN(region->slots_[s].flag, flags.acquire());
+    }
+  }
+  CompletionTail tail;
+  if (flags.usable()) {
+    const CudaSlot& first = region->slots_[0];
+    ACCORD_ASSIGN_OR_RETURN(tail, append_completion_tail(context, graph, sinks, first.flag, first.done.get(),
+                                                         "a region on " + device));
+    region->has_tail_ = true;
+  }
   for (std::uint32_t s = 0; s < request.slots; ++s) {
     const std::string what = "slot " + std::to_string(s) + " of a region of " + std::to_string(ops.size()) +
                              " operations on " + device;
+    CudaSlot& slot = region->slots_[s];
     CUgraphExec exec = nullptr;
     ACCORD_CU_RETURN_IF_ERROR(syms, cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiating " + what);
-    region->slots_[s].exec = UniqueCuGraphExec(syms, context.context, exec);
-    CUevent event = nullptr;
-    ACCORD_CU_RETURN_IF_ERROR(syms, cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "creating the event of " + what);
-    region->slots_[s].done = UniqueCuEvent(syms, context.context, event);
+    slot.exec = UniqueCuGraphExec(syms, context.context, exec);
+    if (region->has_tail_ && s > 0)
+      ACCORD_RETURN_IF_ERROR(retarget_completion_tail(context, exec, tail, slot.flag, slot.done.get(), what));
   }
   return region;
 }

@@ -2,8 +2,10 @@
 // devices: cuda; lowering). Kernel nodes carry the kernel's fixed launch shape and a
 // parameter buffer of binding addresses followed by the contract's constants; copies are
 // memcpy nodes, fills memset nodes; the only edges are the request's (no false
-// chaining). The graph is instantiated once per submission slot, and each slot has the
-// event recorded after its launches, which successors on this device wait on.
+// chaining). The graph is instantiated once per submission slot. Where the driver allows,
+// the graph ends with a completion tail (cuda_flags.h): it writes the slot's flag, then
+// records the slot's event, which successors on this device wait on; otherwise launch()
+// records the event after the graph and the completion thread polls it.
 #pragma once
 
 #include <cuda.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/devices/cuda/cuda_flags.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 #include "daemon/devices/device.h"
 
@@ -23,6 +26,7 @@ namespace accord::devices::cuda {
 struct CudaSlot {
   UniqueCuGraphExec exec;
   UniqueCuEvent done;  // recorded after every launch in this slot
+  CudaFlag flag;       // written 1 by the graph's tail; empty when the graph has no tail
 
   // --- in flight: written by launch() before the slot is queued, then owned by the
   // completion thread until it reports ---
@@ -30,6 +34,7 @@ struct CudaSlot {
   CUresult launch_result = CUDA_SUCCESS;  // a launch call that failed, reported as such
   const char* launch_call = nullptr;      // its name
   CUresult polled = CUDA_SUCCESS;         // the completion thread's cuEventQuery answer
+  std::int64_t checked_ns = 0;            // steady clock of the launch or of the last event check
   bool ready = false;
   CudaSlot* prev = nullptr;  // intrusive links of the completion queue
   CudaSlot* next = nullptr;
@@ -42,11 +47,18 @@ class CudaRegion final : public NativeRegion {
   // slots, a lane other than Upload/Compute/Download or one that differs from the first
   // operation's, a malformed operation (binding count, lengths, a binding with no
   // address on this GPU, code another backend loaded), an edge that does not point
-  // forward; the mapped kind of a driver failure. Messages name the operation.
-  static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request);
+  // forward; the mapped kind of a driver failure. Messages name the operation. With a
+  // usable `flags` pool, every slot gets a flag and the graph a completion tail; `flags`
+  // must outlive the region.
+  static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request,
+                                                   CudaFlagPool& flags);
 
-  // Frees the graph, its instantiations and events. No launch may be in flight.
-  ~CudaRegion() override = default;
+  // Frees the graph, its instantiations and events, and returns the flags. No launch may
+  // be in flight.
+  ~CudaRegion() override;
+
+  // True when the graph writes each slot's flag and records its event itself.
+  bool has_completion_tail() const noexcept { return has_tail_; }
 
   LaneKind lane() const noexcept { return lane_; }
   // RegionRequest::priority as lowered; the device picks its stream pool from it.
@@ -60,6 +72,8 @@ class CudaRegion final : public NativeRegion {
 
   LaneKind lane_ = LaneKind::Compute;
   int priority_ = 0;
+  bool has_tail_ = false;
+  CudaFlagPool* flags_ = nullptr;
   UniqueCuGraph graph_;
   std::uint32_t slot_count_ = 0;
   std::unique_ptr<CudaSlot[]> slots_;  // stable addresses: the completion queue links them

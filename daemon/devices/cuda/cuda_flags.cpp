@@ -1,0 +1,129 @@
+// Completion flags and the graph tail that writes them. Why a flag and not only an event:
+// cuEventQuery takes the driver's context lock and costs a call per poll, and with many
+// tenants on one context the polls contend with every launch; a flag is a load.
+#include "daemon/devices/cuda/cuda_flags.h"
+
+#include <new>
+
+#include "daemon/devices/cuda/cuda_status.h"
+
+namespace accord::devices::cuda {
+namespace {
+
+CUstreamBatchMemOpParams write_one(CudaFlag flag) noexcept {
+  CUstreamBatchMemOpParams op{};
+  op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  op.writeValue.address = flag.device_address;
+  op.writeValue.value = 1;
+  op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;  // fenced: the region's writes land first
+  return op;
+}
+
+CUDA_BATCH_MEM_OP_NODE_PARAMS write_params(const CudaContext& context, CUstreamBatchMemOpParams& op) noexcept {
+  CUDA_BATCH_MEM_OP_NODE_PARAMS params{};
+  params.ctx = context.context;
+  params.count = 1;
+  params.paramArray = &op;
+  params.flags = 0;
+  return params;
+}
+
+}  // namespace
+
+Result<CompletionTail> append_completion_tail(const CudaContext& context, CUgraph graph,
+                                              const std::vector<CUgraphNode>& sinks, CudaFlag flag, CUevent event,
+                                              const std::string& what) {
+  const CudaSymbols& s = *context.syms;
+  CompletionTail tail;
+  CUstreamBatchMemOpParams op = write_one(flag);
+  const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddBatchMemOpNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
+                            "adding the completion flag of " + what);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddEventRecordNode(&tail.record, graph, &tail.write, 1, event),
+                            "adding the completion event of " + what);
+  return tail;
+}
+
+Status retarget_completion_tail(const CudaContext& context, CUgraphExec exec, const CompletionTail& tail,
+                                CudaFlag flag, CUevent event, const std::string& what) {
+  const CudaSymbols& s = *context.syms;
+  CUstreamBatchMemOpParams op = write_one(flag);
+  const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecBatchMemOpNodeSetParams(exec, tail.write, &params),
+                            "pointing " + what + " at its completion flag");
+  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecEventRecordNodeSetEvent(exec, tail.record, event),
+                            "pointing " + what + " at its completion event");
+  return {};
+}
+
+bool CudaFlagPool::probe() noexcept {
+  const CudaSymbols& s = *context_.syms;
+  usable_ = false;
+  if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr || s.cuGraphAddBatchMemOpNode == nullptr ||
+      s.cuGraphAddEventRecordNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr ||
+      s.cuGraphExecEventRecordNodeSetEvent == nullptr)
+    return false;
+  usable_ = true;  // acquire() refuses otherwise
+  bool works = false;
+  auto flag = acquire();
+  if (flag.ok() && context_.make_current() == CUDA_SUCCESS) {
+    CUgraph raw_graph = nullptr;
+    CUevent raw_event = nullptr;
+    CUstream raw_stream = nullptr;
+    CUgraphExec raw_exec = nullptr;
+    if (s.cuGraphCreate(&raw_graph, 0) == CUDA_SUCCESS) {
+      const UniqueCuGraph graph(s, context_.context, raw_graph);
+      if (s.cuEventCreate(&raw_event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
+        const UniqueCuEvent event(s, context_.context, raw_event);
+        auto tail = append_completion_tail(context_, graph.get(), {}, flag.value(), event.get(), "the flag probe");
+        if (tail.ok() && s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
+          const UniqueCuGraphExec exec(s, context_.context, raw_exec);
+          if (s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+            const UniqueCuStream stream(s, context_.context, raw_stream);
+            works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
+                    s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
+                    s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
+                    flag.value().word->load(std::memory_order_acquire) == 1;
+          }
+        }
+      }
+    }
+    release(flag.value());
+  }
+  usable_ = works;
+  return works;
+}
+
+Result<CudaFlag> CudaFlagPool::acquire() {
+  if (!usable_) return unsupported_error("cuda: completion flags are not available on gpu:" + std::to_string(context_.ordinal));
+  const std::lock_guard lock(mu_);
+  if (free_.empty()) {
+    const CudaSymbols& s = *context_.syms;
+    const std::string what = "allocating completion flags on gpu:" + std::to_string(context_.ordinal);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
+    void* raw = nullptr;
+    ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostAlloc(&raw, kPageBytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+                              what);
+    UniqueCuHostAlloc page(s, context_.context, raw);
+    CUdeviceptr device = 0;
+    ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostGetDevicePointer(&device, raw, 0), what);
+    free_.reserve((pages_.size() + 1) * (kPageBytes / kStride));  // every flag fits: release() never allocates
+    for (std::size_t offset = 0; offset < kPageBytes; offset += kStride) {
+      auto* word = new (static_cast<std::byte*>(raw) + offset) std::atomic<std::uint32_t>(0);
+      free_.push_back(CudaFlag{word, device + offset});
+    }
+    pages_.push_back(std::move(page));
+  }
+  const CudaFlag flag = free_.back();
+  free_.pop_back();
+  flag.word->store(0, std::memory_order_relaxed);
+  return flag;
+}
+
+void CudaFlagPool::release(CudaFlag flag) noexcept {
+  if (!flag) return;
+  const std::lock_guard lock(mu_);
+  free_.push_back(flag);
+}
+
+}  // namespace accord::devices::cuda

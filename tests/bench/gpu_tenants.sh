@@ -1,0 +1,20 @@
+#!/bin/bash
+# The 16-tenant comparison of gpu_graph_bench in one run: 16 threads through Accord
+# (a runtime each) and launching directly on one context, then 16 processes launching
+# directly, time-sliced and under MPS. Starts the MPS control daemon only for its row
+# and stops it afterwards; changes no GPU setting.
+#   tests/bench/gpu_tenants.sh [path/to/gpu_graph_bench]
+set -euo pipefail
+bench=${1:-build/gpu/tests/bench/gpu_graph_bench}
+"$bench" --config tenants
+"$bench" --config processes:time-sliced
+mps=$(command -v nvidia-cuda-mps-control || echo /usr/local/nvidia/bin/nvidia-cuda-mps-control)
+if [[ ! -x $mps ]]; then
+  echo "gpu_tenants.sh: nvidia-cuda-mps-control not found: no MPS row"
+  exit 0
+fi
+CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+"$mps" -d
+trap 'echo quit | "$mps" || true' EXIT
+"$bench" --config processes:MPS
