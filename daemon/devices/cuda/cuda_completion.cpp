@@ -60,11 +60,11 @@ int CudaCompletionQueue::poll() noexcept {
 }
 
 void CudaCompletionQueue::shut_down() noexcept {
+  if (stopped_.exchange(true, std::memory_order_acq_rel)) return;  // the second call: done already
   {
     const std::lock_guard lock(mu_);
     stop_ = true;
   }
-  stopped_.store(true, std::memory_order_release);
   wake_.notify_one();
   if (thread_.joinable()) thread_.join();
   // Wait out a helper inside a sweep, and keep the sweep: no sink is called from here on.

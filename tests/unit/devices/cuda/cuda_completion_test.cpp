@@ -151,6 +151,56 @@ TEST_CASE("a sticky fault fails every region in flight and reports the loss once
   f.queue->shut_down();
 }
 
+// A completion flag the test owns, as the pool hands them out (a word and its "device" address).
+struct FakeFlag {
+  alignas(64) std::atomic<std::uint32_t> word{0};
+  CudaFlag flag() { return CudaFlag{&word, 0x1000}; }
+};
+
+TEST_CASE("a flag read 1 completes its slot, and a waiting thread's poll() reports it", "[cuda][completion][fake]") {
+  Fixture f;
+  FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);  // the event never says done: only the flag can
+  FakeFlag flag;
+  a.slot.flag = flag.flag();
+  a.slot.checked_ns = steady_now_ns();
+  RecordingSink sink;
+  f.push(a, sink);
+  int by_poll = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+  while (std::chrono::steady_clock::now() < until) by_poll += f.queue->poll();  // the thread rests meanwhile
+  CHECK(sink.calls() == 0);
+  CHECK(by_poll == 0);
+  flag.word.store(1, std::memory_order_release);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sink.calls() == 0 && std::chrono::steady_clock::now() < deadline) by_poll += f.queue->poll();
+  REQUIRE(sink.calls() == 1);
+  CHECK(sink.done() == 1);
+  CHECK(by_poll <= 1);  // reported once, by the helper or (if it was preempted) by the thread
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(sink.calls() == 1);
+  CHECK(f.queue->poll() == 0);
+  f.queue->shut_down();
+  CHECK(f.queue->poll() == 0);  // after shut_down poll() does nothing
+}
+
+TEST_CASE("a flag that does not come is explained by the event: a fault fails the slot", "[cuda][completion][fake]") {
+  Fixture f;
+  FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);
+  FakeFlag flag;
+  a.slot.flag = flag.flag();
+  a.slot.checked_ns = steady_now_ns();
+  RecordingSink sink;
+  f.push(a, sink);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  CHECK(sink.calls() == 0);  // no flag, and the event says not ready
+  a.set(CUDA_ERROR_ILLEGAL_ADDRESS);
+  REQUIRE(sink.wait_for(1));
+  CHECK(sink.errors() == 1);
+  CHECK(sink.last_error().kind() == ErrorKind::Execution);
+  CHECK(f.observer.calls() == 1);
+  f.queue->shut_down();
+}
+
 TEST_CASE("after shut_down nothing is reported and a slot in flight is abandoned", "[cuda][completion][fake]") {
   Fixture f;
   FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);
