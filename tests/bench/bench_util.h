@@ -37,6 +37,14 @@ inline double thread_cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
+// CPU time of a clock in nanoseconds: CLOCK_PROCESS_CPUTIME_ID (every thread of this
+// process) or another process's clock (clock_getcpuclockid); -1 when it cannot be read.
+inline double process_cpu_ns(clockid_t clock) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
 // Order statistics of one configuration's samples (any unit; the caller picks).
 struct Summary {
   std::size_t count = 0;
