@@ -88,7 +88,7 @@ void Scheduler::worker_loop() {
 // are done, or, on a device that waits natively, launched on that same device: those
 // are handed to the device as RegionWaits (engine item 4; ARCHITECTURE.md, native
 // waits). Cross-device and cross-submission order is always resolved here.
-RegionRun* Scheduler::pick_locked(Submission* only) {
+RegionRun* Scheduler::pick_locked(Submission* only, bool launch_only, bool* skipped) {
   for (Submission* s = only ? only : pending_head_; s != nullptr; s = only ? nullptr : s->next) {
     if (!s->occupied || s->blockers != 0 || s->producers_pending != 0 || s->cancel_requested ||
         s->failed)
@@ -114,6 +114,10 @@ RegionRun* Scheduler::pick_locked(Submission* only) {
         break;
       }
       if (!ready) continue;
+      if (launch_only && devices_.at(region.device).launches_synchronously()) {
+        *skipped = true;
+        continue;
+      }
       run.state = RegionState::Running;
       run.launched = false;
       if (region.native_waits) ++s->launching;

@@ -103,7 +103,11 @@ class Scheduler final : private devices::DeviceLossObserver {
 
   // scheduler.cpp
   void worker_loop();
-  RegionRun* pick_locked(Submission* only);
+  // Claims the first ready region (of `only`, or of any pending submission). With
+  // `launch_only`, only a region whose device launches asynchronously (a GPU): the
+  // submitting thread launches those itself; `*skipped` is set when a ready region on a
+  // synchronous device (the host) was passed over and needs a worker.
+  RegionRun* pick_locked(Submission* only, bool launch_only = false, bool* skipped = nullptr);
   void execute(RegionRun& run) noexcept;
   // After a native launch returned: the region may now be waited on natively.
   void launch_returned(RegionRun& run) noexcept;

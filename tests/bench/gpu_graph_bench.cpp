@@ -344,7 +344,7 @@ void tenant_processes(const std::string& label) {
   }
   // Setting up a context takes a few hundred ms per process (more under MPS): start
   // together, well after every child could be ready.
-  const std::int64_t start_ns = monotonic_ns() + 8'000'000'000;
+  const std::int64_t start_ns = monotonic_ns() + 3'000'000'000;
   const std::int64_t end_ns = start_ns + std::chrono::nanoseconds(kProcessDuration).count();
   std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (direct launches) for %lld s\n",
               static_cast<long long>(kProcessDuration.count()));

@@ -96,10 +96,12 @@ void CudaCompletionQueue::run() noexcept {
       }
       if (stop_) return;  // abandon what is in flight: no sink after shut_down()
     }
-    // A waiting thread is sweeping for itself: rest rather than compete with it. If it
-    // stops helping, sweeps resume within one rest.
+    // A waiting thread is sweeping for itself (and reports every slot it finds done):
+    // rest rather than compete with it for the sweep and for a core. If it stops
+    // helping, sweeps resume within one rest. Not a wait on wake_: launches would then
+    // pay a futex call to signal a thread that has nothing to do.
     if (steady_now_ns() - helped_at_ns_.load(std::memory_order_relaxed) < rest_ns) {
-      std::this_thread::sleep_for(options_.spin);
+      std::this_thread::sleep_for(options_.max_sleep);
       continue;
     }
     if (!try_take_sweep()) {
