@@ -3,7 +3,7 @@
 // leases in scheduler_leases.cpp.
 #include "daemon/engine/scheduler.h"
 
-#include "daemon/engine/futex.h"
+#include "client/api/futex.h"
 
 namespace accord::engine {
 namespace {

@@ -4,7 +4,7 @@
 #include <thread>
 #include <utility>
 
-#include "daemon/engine/futex.h"
+#include "client/api/futex.h"
 #include "daemon/engine/scheduler.h"
 
 namespace accord::engine {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "daemon/engine/futex.h"
+#include "client/api/futex.h"
 #include "daemon/engine/scheduler.h"
 
 namespace accord::engine {

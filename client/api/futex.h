@@ -1,5 +1,5 @@
 // Sleeping on a 32-bit word until another thread changes it: the one primitive that
-// completion waits, lease waits and (later) the shared-memory ring doorbells share.
+// the engine's completion and lease waits and the shared-memory ring's doorbells share.
 // Linux futexes; works across processes when the word lives in shared memory.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace accord::engine {
+namespace accord {
 
 // Blocks while `word` == `expected`, at most `timeout` (negative: no limit). Returns
 // false only on timeout; spurious wakeups return true, so callers re-check.
@@ -16,4 +16,4 @@ bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
 // Wakes every thread blocked on `word`.
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept;
 
-}  // namespace accord::engine
+}  // namespace accord

@@ -1,4 +1,4 @@
-#include "daemon/engine/futex.h"
+#include "client/api/futex.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -8,7 +8,7 @@
 #include <climits>
 #include <ctime>
 
-namespace accord::engine {
+namespace accord {
 namespace {
 
 long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const timespec* timeout) {
@@ -37,4 +37,4 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
   futex(word, FUTEX_WAKE, INT_MAX, nullptr);
 }
 
-}  // namespace accord::engine
+}  // namespace accord

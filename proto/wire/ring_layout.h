@@ -1,0 +1,119 @@
+// The shared-memory submission ring of one session (ARCHITECTURE.md, "Data plane"): the
+// byte layout of the memfd accordd creates and passes on the session channel, the
+// entries, and the protocol's memory ordering. Both sides include this header; neither
+// trusts what the other writes (see "Trust" below).
+//
+// Layout (offsets in bytes, every part 64-byte aligned):
+//   0                 RingHeader: identity, geometry, queue indices, doorbells
+//   sq_offset         sq_capacity x SubmitEntry     (client -> accordd)
+//   cq_offset         cq_capacity x CompletionEntry (accordd -> client)
+//   message_offset    cq_capacity x RingMessage     (the text of a completion's error)
+// Capacities are powers of two. The memfd is sealed against shrinking and growing, so a
+// mapping never faults on a truncated file.
+//
+// Versioning: `magic` names the format; `version_major` changes when a field moves or
+// changes meaning (a side refuses another major); `version_minor` grows when fields are
+// added in reserved space (older readers ignore them).
+//
+// Queues: each is single-producer, single-consumer. Indices are free-running 32-bit
+// counters (position = index & (capacity - 1)); head is the consumer's, tail the
+// producer's. The producer writes the entry, then publishes it with a release store of
+// tail; the consumer loads tail with acquire, copies the entry out, then frees the
+// position with a release store of head. Each side writes only its own index.
+//
+// Doorbells: a sequence word and a sleeper count per queue, for the consumer's side.
+// The producer publishes, then (after a sequentially consistent fence) bumps the
+// sequence and futex-wakes only when a sleeper is counted. The consumer spins for a
+// bounded time; to sleep it counts itself, fences, re-checks the queue, and futex-waits
+// on the sequence it read before re-checking, so a publish that came in between is
+// never slept through (the Dekker pattern on sleepers / tail).
+//
+// Trust: accordd keeps its own copy of the geometry (it chose it) and reads only the
+// client's index and entries from shared memory; an index that claims more entries than
+// the capacity, or an entry with an unknown opcode or out-of-range field, fails that
+// entry or the session, never the daemon. The client checks the header against the
+// file's size before it maps anything past the header.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace accord::wire {
+
+inline constexpr std::uint32_t kRingMagic = 0x47524341;  // "ACRG" little-endian
+inline constexpr std::uint16_t kRingVersionMajor = 1;
+inline constexpr std::uint16_t kRingVersionMinor = 0;
+
+// What a submission-queue entry asks for.
+enum class RingOp : std::uint32_t {
+  Submit = 1,             // run prepared graph `handle` after `producers`
+  ReleaseCompletion = 2,  // the completion of submission `handle` (a tag) is dropped: free its slot
+  Cancel = 3,             // cancel submission `handle` (a tag)
+  AcquireLease = 4,       // lease [offset, offset + length) of buffer `handle`; `count`: 0 read, 1 write
+  ReleaseLease = 5,       // end lease `handle`
+};
+
+// Client -> accordd. 64 bytes.
+struct SubmitEntry {
+  std::uint32_t opcode = 0;  // RingOp
+  std::uint32_t count = 0;   // Submit: producers used (<= 3); AcquireLease: access
+  std::uint64_t tag = 0;     // the client's name for this request; its completion echoes it
+  std::uint64_t handle = 0;  // see RingOp
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::uint64_t producers[3] = {};  // Submit: tags of earlier submissions this one consumes
+};
+static_assert(sizeof(SubmitEntry) == 64);
+
+// accordd -> client. 64 bytes. One per SubmitEntry, and for a Submit a second one when
+// the submission reaches its terminal state (`terminal` = 1).
+struct CompletionEntry {
+  std::uint64_t tag = 0;      // the SubmitEntry's tag
+  std::uint32_t opcode = 0;   // the SubmitEntry's opcode
+  std::uint32_t status = 0;   // 0 OK, else 1 + ErrorKind (accord/status.h)
+  std::uint32_t message_bytes = 0;  // > 0: the error text is in the RingMessage at this entry's position
+  std::uint32_t terminal = 0;       // Submit: 0 accepted (or refused), 1 finished
+  std::uint64_t handle = 0;         // AcquireLease: the lease; Submit: accordd's submission id
+  double elapsed_us = 0;            // CompletionProfile: accepted -> terminal
+  double queue_us = -1;             // accepted -> first region start; < 0 when none ran
+  std::uint64_t reserved[2] = {};
+};
+static_assert(sizeof(CompletionEntry) == 64);
+
+// The error text of the completion at the same position. Written before that entry is
+// published; rewritten only when the position is reused, after the client consumed it.
+struct RingMessage {
+  char text[256] = {};
+};
+
+struct alignas(64) RingDoorbell {
+  std::atomic<std::uint32_t> sequence{0};
+  std::atomic<std::uint32_t> sleepers{0};
+};
+
+struct alignas(64) RingIndex {
+  std::atomic<std::uint32_t> value{0};
+};
+
+struct RingHeader {
+  std::uint32_t magic = kRingMagic;
+  std::uint16_t version_major = kRingVersionMajor;
+  std::uint16_t version_minor = kRingVersionMinor;
+  std::uint32_t total_bytes = 0;
+  std::uint32_t sq_capacity = 0;
+  std::uint32_t cq_capacity = 0;
+  std::uint32_t sq_offset = 0;
+  std::uint32_t cq_offset = 0;
+  std::uint32_t message_offset = 0;
+  // Each index and doorbell on its own cache line: the two sides write different ones.
+  RingIndex sq_head;   // accordd
+  RingIndex sq_tail;   // client
+  RingIndex cq_head;   // client
+  RingIndex cq_tail;   // accordd
+  RingDoorbell sq_bell;  // accordd's pollers sleep here
+  RingDoorbell cq_bell;  // the client's waiters sleep here
+};
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+}  // namespace accord::wire

@@ -1,0 +1,102 @@
+// One direction of a session's ring (ring_layout.h), as each side sees it: RingProducer
+// publishes entries, RingConsumer takes them, and both keep their own index in private
+// memory, so what the other process writes into the shared one can never move it: the
+// shared copy is only ever written. The other side's index is read and checked.
+// Not thread-safe: one thread (or a caller-held lock) per producer and per consumer.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "proto/wire/ring_doorbell.h"
+#include "proto/wire/ring_layout.h"
+
+namespace accord::wire {
+
+// The shared parts of one queue: its indices, entries and the consumer's doorbell.
+template <class Entry>
+struct RingQueueView {
+  RingIndex* head = nullptr;  // the consumer's
+  RingIndex* tail = nullptr;  // the producer's
+  Entry* entries = nullptr;
+  std::uint32_t capacity = 0;  // a power of two, from the side that made the ring
+  RingDoorbell* bell = nullptr;
+};
+
+template <class Entry>
+class RingProducer {
+ public:
+  RingProducer() = default;
+  explicit RingProducer(RingQueueView<Entry> view) noexcept
+      : view_(view), tail_(view.tail->value.load(std::memory_order_relaxed)) {}
+
+  // Whether every position is taken (the consumer has not freed one), or the consumer's
+  // index is impossible (more free space claimed than exists: treated as full, and
+  // corrupt() says so).
+  bool full() const noexcept {
+    const std::uint32_t used = tail_ - view_.head->value.load(std::memory_order_acquire);
+    return used >= view_.capacity;
+  }
+  bool corrupt() const noexcept {
+    return tail_ - view_.head->value.load(std::memory_order_acquire) > view_.capacity;
+  }
+  // The position the next push() writes (for side data such as a RingMessage).
+  std::uint32_t next_position() const noexcept { return tail_ & (view_.capacity - 1); }
+
+  // Publishes `entry` and rings the consumer's doorbell. Returns false, writing nothing,
+  // when full().
+  bool try_push(const Entry& entry) noexcept {
+    if (full()) return false;
+    view_.entries[tail_ & (view_.capacity - 1)] = entry;
+    ++tail_;
+    view_.tail->value.store(tail_, std::memory_order_release);
+    ring_doorbell(*view_.bell);
+    return true;
+  }
+
+ private:
+  RingQueueView<Entry> view_{};
+  std::uint32_t tail_ = 0;  // ours; the shared copy is only written
+};
+
+enum class PopResult : std::uint8_t { Empty, Ok, Corrupt };
+
+template <class Entry>
+class RingConsumer {
+ public:
+  RingConsumer() = default;
+  explicit RingConsumer(RingQueueView<Entry> view) noexcept
+      : view_(view), head_(view.head->value.load(std::memory_order_relaxed)) {}
+
+  // Copies the oldest entry out and frees its position. Corrupt when the producer's
+  // index claims more entries than the queue holds (nothing is read then); the queue is
+  // unusable from there on.
+  PopResult try_pop(Entry& out, std::uint32_t* position = nullptr) noexcept {
+    const std::uint32_t tail = view_.tail->value.load(std::memory_order_acquire);
+    const std::uint32_t available = tail - head_;
+    if (available == 0) return PopResult::Empty;
+    if (available > view_.capacity) return PopResult::Corrupt;
+    const std::uint32_t at = head_ & (view_.capacity - 1);
+    out = view_.entries[at];  // a copy: checked afterwards, never re-read from shared memory
+    if (position != nullptr) *position = at;
+    ++head_;
+    view_.head->value.store(head_, std::memory_order_release);
+    return PopResult::Ok;
+  }
+
+  bool empty() const noexcept { return view_.tail->value.load(std::memory_order_acquire) == head_; }
+
+  // Waits until an entry may be there, spinning for `spin` and then sleeping on the
+  // doorbell, at most until `timeout` has passed (negative: no limit). Returns false on
+  // timeout. A corrupt index also ends the wait (try_pop then says so).
+  bool wait(std::chrono::nanoseconds spin, std::chrono::nanoseconds timeout) noexcept {
+    return wait_doorbell(*view_.bell, spin, timeout, [this] { return !empty(); });
+  }
+
+ private:
+  RingQueueView<Entry> view_{};
+  std::uint32_t head_ = 0;  // ours; the shared copy is only written
+};
+
+}  // namespace accord::wire
