@@ -1,0 +1,86 @@
+// RingPoller: the small fixed set of threads that serve every session's submission ring
+// on accordd's side (ARCHITECTURE.md, "Data plane"), not a thread per session. Each
+// thread serves up to kRingsPerThread rings: it drains their submission queues, spins for
+// a bounded time when all are empty, then sleeps in one futex_waitv on every ring's
+// doorbell at once, so an idle daemon uses no CPU and a client's push wakes the thread
+// that serves that ring. accordd's service owns one; the handler does the work.
+// Thread-safety: add() and remove() from any thread; the handler runs on poller threads,
+// for one ring on one thread at a time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "accord/status.h"
+#include "proto/wire/submission_ring.h"
+
+namespace accord::wire {
+
+// One ring as a poller serves it: the mapping and the consumer of its submissions.
+struct ServedRing {
+  explicit ServedRing(SubmissionRing r) : ring(std::move(r)), requests(ring.submissions()) {}
+  SubmissionRing ring;
+  RingConsumer<SubmitEntry> requests;  // touched only by the serving thread
+  std::uint64_t owner = 0;             // the handler's name for it (a session id)
+};
+
+class RingHandler {
+ public:
+  // One entry taken from `ring` (a copy: validate every field). Runs on a poller thread;
+  // must not block on other work (a lease that has to wait is parked, not waited for).
+  virtual void on_entry(ServedRing& ring, const SubmitEntry& entry) noexcept = 0;
+  // The ring's producer index is impossible: the ring is no longer served (remove() is
+  // still the owner's to call). Runs on a poller thread, once.
+  virtual void on_corrupt(ServedRing& ring) noexcept = 0;
+
+ protected:
+  ~RingHandler() = default;
+};
+
+struct RingPollerOptions {
+  std::size_t threads = 2;
+  std::chrono::microseconds spin{50};  // keep looking this long after the last entry
+  // Longest sleep: bounds how long a ring whose client tampered with its own doorbell
+  // waits for service, and costs an idle daemon one wake-up per thread per period.
+  std::chrono::milliseconds max_sleep{100};
+};
+
+class RingPoller {
+ public:
+  // futex_waitv takes at most 128 words; one is the thread's own control word.
+  static constexpr std::size_t kRingsPerThread = 127;
+
+  // Starts the threads. `handler` must outlive *this. Errors: Invalid for 0 threads;
+  // Internal when a thread cannot start.
+  static Result<std::unique_ptr<RingPoller>> start(RingHandler& handler, const RingPollerOptions& options);
+  // Stops and joins the threads; no handler call after it returns.
+  ~RingPoller();
+  RingPoller(const RingPoller&) = delete;
+  RingPoller& operator=(const RingPoller&) = delete;
+
+  // Serves `ring` from the least loaded thread. Busy when every thread serves
+  // kRingsPerThread rings.
+  Status add(std::shared_ptr<ServedRing> ring);
+  // Stops serving `ring`; returns after any handler call for it has returned.
+  void remove(const ServedRing& ring);
+
+  // Rings served now (all threads).
+  std::size_t size() const;
+
+ private:
+  struct Thread;
+  RingPoller(RingHandler& handler, const RingPollerOptions& options);
+  void run(Thread& self) noexcept;
+
+  RingHandler& handler_;
+  const RingPollerOptions options_;
+  std::vector<std::unique_ptr<Thread>> threads_;
+};
+
+}  // namespace accord::wire
