@@ -129,7 +129,10 @@ class Daemon::Impl {
     channel.max_objects = config_.max_objects_per_session;
     channel.priorities = config_.priorities;
     channel.max_message_bytes = config_.max_message_bytes;
-    auto session_server = SessionChannelServer::start(channel, *engine_, sessions_, policy_);
+    auto rings = RingService::start(engine_->scheduler(), wire::RingPollerOptions{});
+    if (!rings.ok()) return std::move(rings).status();
+    rings_ = std::move(rings).value();
+    auto session_server = SessionChannelServer::start(channel, *engine_, sessions_, policy_, *rings_);
     if (!session_server.ok()) return std::move(session_server).status();
     session_server_ = std::move(session_server).value();
     auto listener = GrpcListener::start(config_.grpc_socket, config_.socket_mode, *server_, peers_);
@@ -146,7 +149,8 @@ class Daemon::Impl {
     //    engine keeps what in-flight work touches until it finishes.
     if (session_server_) session_server_->stop();
     listener_.reset();
-    session_server_.reset();
+    session_server_.reset();  // closes every session's ring with its connection
+    rings_.reset();
     sessions_.close_all();
     // 3. Stop gRPC: cancels open streams and waits for handlers. The sessions are closed
     //    already, so nothing useful remains; the short deadline only bounds how long
@@ -181,6 +185,7 @@ class Daemon::Impl {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<AccordService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<RingService> rings_;  // after the session server: its connections close rings
   std::unique_ptr<SessionChannelServer> session_server_;
   std::unique_ptr<GrpcListener> listener_;
   std::mutex mu_;

@@ -49,22 +49,24 @@ bool send_error(int fd, std::uint32_t request_id, const Status& status) {
 Result<std::unique_ptr<SessionChannelServer>> SessionChannelServer::start(const SessionChannelOptions& options,
                                                                           engine::Engine& engine,
                                                                           SessionRegistry& sessions,
-                                                                          const AccessPolicy& policy) {
+                                                                          const AccessPolicy& policy,
+                                                                          RingService& rings) {
   auto listener = wire::listen_unix(options.path, SOCK_SEQPACKET, options.mode);
   if (!listener.ok()) return std::move(listener).status().annotate("session channel " + options.path);
   UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) return internal_error("eventfd for the session channel failed");
   return std::unique_ptr<SessionChannelServer>(new SessionChannelServer(
-      options, engine, sessions, policy, std::move(listener).value(), std::move(wake)));
+      options, engine, sessions, policy, rings, std::move(listener).value(), std::move(wake)));
 }
 
 SessionChannelServer::SessionChannelServer(SessionChannelOptions options, engine::Engine& engine,
                                            SessionRegistry& sessions, const AccessPolicy& policy,
-                                           UniqueFd listener, UniqueFd wake)
+                                           RingService& rings, UniqueFd listener, UniqueFd wake)
     : options_(std::move(options)),
       engine_(engine),
       sessions_(sessions),
       policy_(policy),
+      rings_(rings),
       listener_(std::move(listener)),
       wake_(std::move(wake)) {
   thread_ = std::thread([this] { run(); });
@@ -138,6 +140,7 @@ bool SessionChannelServer::serve(int fd) {
     case wire::MessageType::Hello: return handle_hello(fd, message);
     case wire::MessageType::MapBuffer: return handle_map(fd, message);
     case wire::MessageType::CodeImage: return handle_code_image(fd, message);
+    case wire::MessageType::OpenRing: return handle_open_ring(fd, message);
     case wire::MessageType::Goodbye: return false;
     default:
       send_error(fd, message.header.request_id,
@@ -276,10 +279,27 @@ bool SessionChannelServer::handle_code_image(int fd, const wire::ReceivedMessage
   return wire::send_payload(fd, wire::MessageType::CodeImageUploaded, id, reply).ok();
 }
 
+bool SessionChannelServer::handle_open_ring(int fd, const wire::ReceivedMessage& message) {
+  Connection& connection = connections_.at(fd);
+  const std::uint32_t id = message.header.request_id;
+  if (!connection.session) {
+    send_error(fd, id, invalid_error("OpenRing before Hello"));
+    return false;
+  }
+  if (auto request = message.as<wire::OpenRingPayload>(); !request.ok()) return send_error(fd, id, request.status());
+  auto ring = rings_.open(connection.session);
+  if (!ring.ok()) return send_error(fd, id, ring.status());
+  wire::RingFdPayload reply;
+  reply.sq_capacity = ring->geometry.sq_capacity;
+  reply.cq_capacity = ring->geometry.cq_capacity;
+  return wire::send_payload(fd, wire::MessageType::RingFd, id, reply, ring->fd).ok();
+}
+
 void SessionChannelServer::drop(int fd) {
   auto it = connections_.find(fd);
   if (it == connections_.end()) return;
   if (it->second.session) {
+    rings_.close(it->second.session->id());
     spdlog::info("session {} closed (pid {})", it->second.session->id(), it->second.peer.pid);
     sessions_.close(it->second.session->id());
   }

@@ -1,8 +1,9 @@
 // The session channel's server side: accepts SOCK_SEQPACKET connections, checks the
 // peer's uid, opens a session on Hello (answering Welcome with its token), serves
 // MapBuffer with the buffer's sealed memfd, takes code images too large for gRPC as sealed
-// memfds (CodeImage), and closes the session when the connection
-// ends, whether the client exited or crashed. One thread with poll().
+// memfds (CodeImage), hands out the session's submission ring (OpenRing), and closes the
+// session (and its ring) when the connection ends, whether the client exited or crashed.
+// One thread with poll().
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "daemon/engine/engine.h"
 #include "daemon/service/access_policy.h"
 #include "daemon/service/daemon.h"
+#include "daemon/service/ring_service.h"
 #include "daemon/service/session_registry.h"
 
 namespace accord::service {
@@ -35,14 +37,14 @@ class SessionChannelServer {
   // Listens on `options.path`; Invalid/Unsupported when the socket cannot be created.
   static Result<std::unique_ptr<SessionChannelServer>> start(const SessionChannelOptions& options,
                                                              engine::Engine& engine, SessionRegistry& sessions,
-                                                             const AccessPolicy& policy);
+                                                             const AccessPolicy& policy, RingService& rings);
   // Stops accepting, closes every connection (and so every session), joins the thread.
   ~SessionChannelServer();
   void stop() noexcept;
 
  private:
   SessionChannelServer(SessionChannelOptions options, engine::Engine& engine, SessionRegistry& sessions,
-                       const AccessPolicy& policy, UniqueFd listener, UniqueFd wake);
+                       const AccessPolicy& policy, RingService& rings, UniqueFd listener, UniqueFd wake);
   void run();
   void accept_one();
   // Returns false when the connection should be closed.
@@ -52,6 +54,8 @@ class SessionChannelServer {
   // A sealed memfd with a code image: checks the seals and size, copies the bytes into
   // the session's uploads and answers CodeImageUploaded.
   bool handle_code_image(int fd, const wire::ReceivedMessage& message);
+  // OpenRing: opens the session's submission ring and answers RingFd with its memfd.
+  bool handle_open_ring(int fd, const wire::ReceivedMessage& message);
   void drop(int fd);
 
   struct Connection {
@@ -65,6 +69,7 @@ class SessionChannelServer {
   engine::Engine& engine_;
   SessionRegistry& sessions_;
   const AccessPolicy& policy_;
+  RingService& rings_;
   UniqueFd listener_;
   UniqueFd wake_;  // eventfd that stop() signals
   std::unordered_map<int, Connection> connections_;  // owned by the thread

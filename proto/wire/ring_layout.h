@@ -28,6 +28,11 @@
 // on the sequence it read before re-checking, so a publish that came in between is
 // never slept through (the Dekker pattern on sleepers / tail).
 //
+// Backpressure: accordd takes a submission only while the completion queue has room for
+// its answer and for every terminal completion it owes, so it never has to drop one. A
+// client that reads completions while submissions wait in its queue rings the
+// submission doorbell afterwards, since accordd may have passed its ring over.
+//
 // Trust: accordd keeps its own copy of the geometry (it chose it) and reads only the
 // client's index and entries from shared memory; an index that claims more entries than
 // the capacity, or an entry with an unknown opcode or out-of-range field, fails that

@@ -156,7 +156,7 @@ void RingPoller::run(Thread& self) noexcept {
         self.busy = ring.get();
       }
       bool corrupt = false;
-      for (std::uint32_t n = 0; n < kBatch; ++n) {
+      for (std::uint32_t n = 0; n < kBatch && handler_.can_take(*ring); ++n) {
         SubmitEntry entry;
         const PopResult r = ring->requests.try_pop(entry);
         if (r == PopResult::Empty) break;
@@ -200,7 +200,10 @@ void RingPoller::run(Thread& self) noexcept {
       bell.sleepers.fetch_add(1, std::memory_order_relaxed);
     }
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    const bool pending = std::any_of(served.begin(), served.end(), [](const auto& r) { return !r->requests.empty(); });
+    // A ring whose entries cannot be taken yet (its client is not reading its answers)
+    // does not keep the thread awake: its client rings again when it has read them.
+    const bool pending = std::any_of(served.begin(), served.end(),
+                                     [&](const auto& r) { return !r->requests.empty() && handler_.can_take(*r); });
     if (!pending && self.control.load(std::memory_order_acquire) == control)
       wait_any(waiters.data(), count, options_.max_sleep);
     for (const auto& ring : served) ring->ring.submissions().bell->sleepers.fetch_sub(1, std::memory_order_relaxed);

@@ -32,6 +32,12 @@ struct ServedRing {
 
 class RingHandler {
  public:
+  // Whether `ring` may give up one more entry now (e.g. its completion queue has room
+  // for the answers owed). When false the ring is passed over until its next turn.
+  virtual bool can_take(ServedRing& ring) noexcept {
+    static_cast<void>(ring);
+    return true;
+  }
   // One entry taken from `ring` (a copy: validate every field). Runs on a poller thread;
   // must not block on other work (a lease that has to wait is parked, not waited for).
   virtual void on_entry(ServedRing& ring, const SubmitEntry& entry) noexcept = 0;

@@ -41,6 +41,11 @@ class RingProducer {
   bool corrupt() const noexcept {
     return tail_ - view_.head->value.load(std::memory_order_acquire) > view_.capacity;
   }
+  // Positions free now (0 when the consumer's index is impossible).
+  std::uint32_t free_positions() const noexcept {
+    const std::uint32_t used = tail_ - view_.head->value.load(std::memory_order_acquire);
+    return used >= view_.capacity ? 0 : view_.capacity - used;
+  }
   // The position the next push() writes (for side data such as a RingMessage).
   std::uint32_t next_position() const noexcept { return tail_ & (view_.capacity - 1); }
 

@@ -34,6 +34,12 @@ enum class MessageType : std::uint16_t {
   // program too large for a gRPC message. The daemon checks the seals (shrink, grow and
   // write), copies the bytes and closes the fd, answering CodeImageUploaded (or Error).
   CodeImage = 8,
+  // daemon -> client: RingFdPayload + the session's submission ring (a sealed memfd,
+  // ring_layout.h), answering OpenRing.
+  RingFd = 9,
+  // client -> daemon: OpenRingPayload. Asks for the session's submission ring; once per
+  // session. Clients that never ask use gRPC for every operation.
+  OpenRing = 10,
 };
 
 // Largest code image accepted on the session channel.
@@ -79,6 +85,15 @@ struct CodeImagePayload {
 struct CodeImageUploadedPayload {
   std::uint64_t upload = 0;  // LoadKernelRequest.image_upload; valid for one LoadKernel
   std::uint64_t bytes = 0;
+};
+
+struct OpenRingPayload {
+  std::uint64_t reserved = 0;  // 0
+};
+
+struct RingFdPayload {
+  std::uint32_t sq_capacity = 0;  // as in the ring's header, which the client checks anyway
+  std::uint32_t cq_capacity = 0;
 };
 
 struct MapBufferPayload {

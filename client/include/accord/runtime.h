@@ -74,6 +74,13 @@ struct RuntimeOptions {
   // that opens Level Zero. It also opens the level_zero backend when `devices` names
   // backends without it. Unsupported when this build has no emulator.
   bool npu_emulator = false;
+  // Daemon only: submit, wait, cancel and release completions through the session's
+  // shared-memory ring (no gRPC call per operation). False uses gRPC for every call, as
+  // clients in other languages do.
+  bool submission_ring = true;
+  // Daemon ring only: how long a waiting thread spins on the ring before it sleeps on its
+  // doorbell (a futex). Spinning answers sooner and costs a core meanwhile.
+  std::chrono::microseconds ring_spin{50};
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
   // priority outside -1000..1000, and for a watchdog_timeout that is not positive.

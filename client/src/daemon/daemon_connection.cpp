@@ -93,12 +93,31 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   c->token_ = wire::get_text(welcome->token);
   c->max_message_bytes_ = welcome->max_message_bytes;
   c->priority_ = static_cast<int>(welcome->priority);
+  if (options.submission_ring) {
+    ACCORD_RETURN_IF_ERROR(c->open_ring(welcome->max_submissions, options.ring_spin));
+  }
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   c->channel_ = grpc::CreateCustomChannel("unix:" + grpc_socket, grpc::InsecureChannelCredentials(), args);
   c->stub_ = v1::Accord::NewStub(c->channel_);
   return c;
+}
+
+Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin) {
+  const std::lock_guard lock(session_mu_);
+  const std::uint32_t id = next_request_++;
+  ACCORD_RETURN_IF_ERROR(
+      wire::send_payload(session_.get(), wire::MessageType::OpenRing, id, wire::OpenRingPayload{}));
+  auto answer = receive_answer(session_.get());
+  if (!answer.ok()) return std::move(answer).status().annotate("opening the submission ring");
+  wire::ReceivedMessage& message = answer.value();
+  if (message.type() != wire::MessageType::RingFd || !message.fd)
+    return invalid_error("accordd answered OpenRing with message type " + std::to_string(message.header.type));
+  // Tickets: every submission accordd lets this session have pending, and as many again
+  // held by completions not yet dropped; beyond that submissions go through gRPC.
+  ACCORD_ASSIGN_OR_RETURN(ring_, DaemonRing::attach(std::move(message.fd), 2 * max_submissions, session_.get(), spin));
+  return Status();
 }
 
 void DaemonConnection::prepare(grpc::ClientContext& context) const {

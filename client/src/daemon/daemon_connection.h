@@ -3,6 +3,7 @@
 // Thread-safe: gRPC stubs are, and the session channel is used under a mutex.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "accord/status.h"
 #include "accord/v1/accord.grpc.pb.h"
 #include "client/api/unique_fd.h"
+#include "client/src/daemon/daemon_ring.h"
 
 namespace accord::detail {
 
@@ -25,7 +27,8 @@ Status from_grpc(const grpc::Status& status, std::string_view call);
 class DaemonConnection {
  public:
   // Opens the session channel at `session_socket` (Hello -> Welcome, asking for the
-  // limits in `options`) and a gRPC channel to `grpc_socket`. DeviceLost when accordd
+  // limits in `options`; then OpenRing -> RingFd unless options.submission_ring is false)
+  // and a gRPC channel to `grpc_socket`. DeviceLost when accordd
   // cannot be reached, with the path in the message.
   static Result<std::unique_ptr<DaemonConnection>> open(const std::string& grpc_socket,
                                                         const std::string& session_socket,
@@ -47,9 +50,13 @@ class DaemonConnection {
   std::uint64_t max_message_bytes() const noexcept { return max_message_bytes_; }
   // The priority accordd granted this session.
   int priority() const noexcept { return priority_; }
+  // The session's submission ring, or null (RuntimeOptions::submission_ring false, or an
+  // accordd without rings).
+  DaemonRing* ring() const noexcept { return ring_.get(); }
 
  private:
   DaemonConnection() = default;
+  Status open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin);
   UniqueFd session_;
   std::mutex session_mu_;
   std::uint32_t next_request_ = 1;
@@ -59,6 +66,7 @@ class DaemonConnection {
   int priority_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Accord::Stub> stub_;
+  std::unique_ptr<DaemonRing> ring_;  // after session_: watches it while waiting
 };
 
 }  // namespace accord::detail

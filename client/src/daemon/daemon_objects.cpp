@@ -81,11 +81,21 @@ const RuntimeImpl* DaemonKernel::runtime() const noexcept { return runtime_.get(
 
 // ---------------------------------------------------------------- completions
 
-DaemonCompletion::DaemonCompletion(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle)
-    : runtime_(std::move(runtime)), handle_(handle) {}
+DaemonCompletion::DaemonCompletion(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle,
+                                   std::optional<std::uint32_t> ring_ticket)
+    : runtime_(std::move(runtime)), handle_(handle), ring_ticket_(ring_ticket) {}
 
 void DaemonCompletion::release_observer() noexcept {
   if (observers_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr) {
+    if (ring_ticket_) ring->forget(*ring_ticket_);
+    // Ahead of any later submission in the ring, so the graph slot it frees is free
+    // when that submission arrives. A full ring falls back to the gRPC call.
+    if (ring->release(handle_).ok()) {
+      delete this;
+      return;
+    }
+  }
   v1::ReleaseCompletionRequest request;
   request.set_completion(handle_);
   release_handle<v1::ReleaseCompletionRequest, v1::ReleaseCompletionResponse>(
@@ -116,6 +126,12 @@ std::optional<Status> DaemonCompletion::cached() const {
 }
 
 Status DaemonCompletion::wait() {
+  if (ring_ticket_) {
+    DaemonRing& ring = *runtime_->connection().ring();
+    auto waited = ring.wait(*ring_ticket_, std::chrono::nanoseconds(-1));
+    if (!waited.ok()) return std::move(waited).status();
+    return ring.outcome(*ring_ticket_);
+  }
   for (;;) {
     if (auto r = cached(); r) return *r;
     auto waited = wait_for(std::chrono::hours(24));
@@ -124,6 +140,13 @@ Status DaemonCompletion::wait() {
 }
 
 Result<bool> DaemonCompletion::wait_for(std::chrono::nanoseconds timeout) {
+  if (ring_ticket_) {
+    DaemonRing& ring = *runtime_->connection().ring();
+    ACCORD_ASSIGN_OR_RETURN(const bool done, ring.wait(*ring_ticket_, std::max(timeout, std::chrono::nanoseconds(0))));
+    if (!done) return false;  // a timed wait never cancels the submission
+    ACCORD_RETURN_IF_ERROR(ring.outcome(*ring_ticket_));
+    return true;
+  }
   if (auto r = cached(); r) {
     if (!r->ok()) return *r;
     return true;
@@ -151,6 +174,10 @@ Result<bool> DaemonCompletion::wait_for(std::chrono::nanoseconds timeout) {
 }
 
 bool DaemonCompletion::poll() const noexcept {
+  // The ring's terminal answer may still be on its way when the work is visibly done
+  // (a lease granted behind it returns first): then accordd is asked directly, as
+  // poll() always did over gRPC.
+  if (ring_ticket_ && runtime_->connection().ring()->poll(*ring_ticket_)) return true;
   {
     std::lock_guard lock(mu_);
     if (outcome_) return true;
@@ -166,10 +193,13 @@ bool DaemonCompletion::poll() const noexcept {
 
 std::optional<Status> DaemonCompletion::result() const {
   if (!poll()) return std::nullopt;
+  if (ring_ticket_ && runtime_->connection().ring()->poll(*ring_ticket_))
+    return runtime_->connection().ring()->outcome(*ring_ticket_);
   return cached();
 }
 
 void DaemonCompletion::cancel() noexcept {
+  if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && ring->cancel(handle_).ok()) return;
   grpc::ClientContext context;
   runtime_->connection().prepare(context);
   v1::CancelRequest request;
@@ -180,6 +210,8 @@ void DaemonCompletion::cancel() noexcept {
 
 std::optional<CompletionProfile> DaemonCompletion::profile() const {
   if (!poll()) return std::nullopt;
+  if (ring_ticket_ && runtime_->connection().ring()->poll(*ring_ticket_))
+    return runtime_->connection().ring()->profile(*ring_ticket_);
   std::lock_guard lock(mu_);
   return profile_;
 }
@@ -201,12 +233,24 @@ DaemonGraph::~DaemonGraph() {
 Result<Completion> DaemonGraph::submit_after(std::span<const Completion> after) {
   v1::SubmitRequest request;
   request.set_graph(handle_);
+  std::array<std::uint64_t, 3> producers{};
   for (std::size_t i = 0; i < after.size(); ++i) {
     CompletionImpl* impl = after[i].impl();
     if (impl == nullptr) return invalid_error("producer " + std::to_string(i) + " is an empty completion");
     if (impl->domain() != runtime_.get())
       return invalid_error("producer " + std::to_string(i) + " belongs to another runtime");
-    request.add_after(static_cast<DaemonCompletion*>(impl)->handle());
+    const std::uint64_t handle = static_cast<DaemonCompletion*>(impl)->handle();
+    request.add_after(handle);
+    if (i < producers.size()) producers[i] = handle;
+  }
+  // Through the ring when it can carry the producers and has a ticket free; gRPC otherwise.
+  if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && after.size() <= producers.size()) {
+    auto accepted = ring->submit(handle_, std::span(producers.data(), after.size()));
+    if (accepted.ok())
+      return Completion(new DaemonCompletion(runtime_, accepted->handle, accepted->ticket), runtime_);
+    const bool tickets_out = accepted.status().kind() == ErrorKind::Busy &&
+                             accepted.status().message().find("ticket") != std::string_view::npos;
+    if (!tickets_out) return std::move(accepted).status();
   }
   grpc::ClientContext context;
   runtime_->connection().prepare(context);

@@ -60,10 +60,12 @@ class DaemonKernel final : public KernelImpl {
 };
 
 // One observed submission. Heap-allocated per submit (the gRPC call allocates anyway);
-// the last observer releases the daemon's completion handle.
+// the last observer releases the daemon's completion handle. A submission made through
+// the ring holds a ring ticket, and waits, polls, cancels and releases through the ring.
 class DaemonCompletion final : public CompletionImpl {
  public:
-  DaemonCompletion(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle);
+  DaemonCompletion(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle,
+                   std::optional<std::uint32_t> ring_ticket = std::nullopt);
 
   void retain_observer() noexcept override { observers_.fetch_add(1, std::memory_order_relaxed); }
   void release_observer() noexcept override;
@@ -84,6 +86,7 @@ class DaemonCompletion final : public CompletionImpl {
 
   std::shared_ptr<DaemonRuntime> runtime_;
   std::uint64_t handle_;
+  std::optional<std::uint32_t> ring_ticket_;
   std::atomic<std::uint32_t> observers_{1};
   mutable std::mutex mu_;
   mutable std::optional<Status> outcome_;

@@ -1,0 +1,230 @@
+// The client's side of the ring. Answers are sorted by the thread that happens to read
+// them; a thread that waits for its own ticket either reads (when nobody else is) or
+// sleeps on the completion doorbell, which both accordd and a reader ring, so a ticket
+// settled by another thread wakes its waiter. Sleeping is sliced, so a wait notices
+// within a slice when accordd's side of the session channel has gone.
+#include "client/src/daemon/daemon_ring.h"
+
+#include <poll.h>
+
+#include <algorithm>
+
+namespace accord::detail {
+namespace {
+
+constexpr auto kSlice = std::chrono::milliseconds(50);
+constexpr std::uint32_t kMaxProducers = 3;
+
+std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
+  return (std::uint64_t{generation} << 32) | index;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DaemonRing>> DaemonRing::attach(UniqueFd fd, std::size_t tickets, int session_socket,
+                                                       std::chrono::microseconds spin) {
+  ACCORD_ASSIGN_OR_RETURN(wire::SubmissionRing ring, wire::SubmissionRing::attach(std::move(fd)));
+  return std::unique_ptr<DaemonRing>(new DaemonRing(std::move(ring), tickets, session_socket, spin));
+}
+
+DaemonRing::DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket,
+                       std::chrono::microseconds spin)
+    : ring_(std::move(ring)),
+      session_socket_(session_socket),
+      spin_(spin),
+      requests_(ring_.submissions()),
+      answers_(ring_.completions()) {
+  tickets_.reserve(tickets);
+  free_.reserve(tickets);
+  for (std::size_t i = 0; i < tickets; ++i) {
+    tickets_.push_back(std::make_unique<Ticket>());
+    free_.push_back(static_cast<std::uint32_t>(tickets - 1 - i));
+  }
+}
+
+Status DaemonRing::status_of(std::uint32_t code, const std::string& message) {
+  if (code == 0) return Status();
+  if (code - 1 > static_cast<std::uint32_t>(ErrorKind::Internal))
+    return internal_error("accordd answered with status code " + std::to_string(code) + ": " + message);
+  return Status::error(static_cast<ErrorKind>(code - 1), message);
+}
+
+Status DaemonRing::push(const wire::SubmitEntry& entry) {
+  const std::lock_guard lock(push_mu_);
+  if (!requests_.try_push(entry))
+    return busy_error("the submission ring to accordd is full (" + std::to_string(ring_.geometry().sq_capacity) +
+                      " entries not yet taken)");
+  return Status();
+}
+
+Result<DaemonRing::Accepted> DaemonRing::submit(std::uint64_t graph, std::span<const std::uint64_t> producers) {
+  if (producers.size() > kMaxProducers)
+    return invalid_error("a ring submission names at most 3 producers, not " + std::to_string(producers.size()));
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+  {
+    const std::lock_guard lock(tickets_mu_);
+    if (free_.empty()) return busy_error("every submission ticket of the ring is in use");
+    index = free_.back();
+    free_.pop_back();
+    Ticket& t = *tickets_[index];
+    generation = ++t.generation;
+    t.forgotten = false;
+    t.state.store(kSubmitted, std::memory_order_relaxed);
+  }
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::Submit);
+  entry.count = static_cast<std::uint32_t>(producers.size());
+  entry.tag = tag_of(index, generation);
+  entry.handle = graph;
+  std::copy(producers.begin(), producers.end(), entry.producers);
+  Ticket& t = *tickets_[index];
+  if (Status pushed = push(entry); !pushed.ok()) {
+    const std::lock_guard lock(tickets_mu_);
+    free_ticket_locked(index);
+    return pushed;
+  }
+  auto answered = wait_until([&] { return t.state.load(std::memory_order_acquire) != kSubmitted; },
+                             std::chrono::nanoseconds(-1));
+  if (!answered.ok()) {
+    // accordd is gone: no answer will come, so the ticket can go at once.
+    const std::lock_guard lock(tickets_mu_);
+    free_ticket_locked(index);
+    return std::move(answered).status();
+  }
+  if (t.state.load(std::memory_order_acquire) == kRefused) {
+    Status refused = status_of(t.status, t.message);
+    const std::lock_guard lock(tickets_mu_);
+    free_ticket_locked(index);
+    return refused;
+  }
+  return Accepted{index, t.handle};
+}
+
+Status DaemonRing::release(std::uint64_t handle) {
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::ReleaseCompletion);
+  entry.handle = handle;
+  return push(entry);
+}
+
+Status DaemonRing::cancel(std::uint64_t handle) {
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::Cancel);
+  entry.handle = handle;
+  return push(entry);
+}
+
+Result<bool> DaemonRing::wait(std::uint32_t ticket, std::chrono::nanoseconds timeout) {
+  const Ticket& t = *tickets_[ticket];
+  return wait_until([&] { return t.state.load(std::memory_order_acquire) == kTerminal; }, timeout);
+}
+
+bool DaemonRing::poll(std::uint32_t ticket) {
+  const Ticket& t = *tickets_[ticket];
+  if (t.state.load(std::memory_order_acquire) == kTerminal) return true;
+  drain();
+  return t.state.load(std::memory_order_acquire) == kTerminal;
+}
+
+Status DaemonRing::outcome(std::uint32_t ticket) const {
+  const Ticket& t = *tickets_[ticket];
+  return status_of(t.status, t.message);
+}
+
+CompletionProfile DaemonRing::profile(std::uint32_t ticket) const {
+  const Ticket& t = *tickets_[ticket];
+  CompletionProfile p;
+  p.elapsed_us = t.elapsed_us;
+  if (t.queue_us >= 0) p.queue_us = t.queue_us;
+  return p;
+}
+
+void DaemonRing::forget(std::uint32_t ticket) {
+  const std::lock_guard lock(tickets_mu_);
+  Ticket& t = *tickets_[ticket];
+  t.forgotten = true;
+  if (t.state.load(std::memory_order_acquire) == kTerminal) free_ticket_locked(ticket);
+}
+
+void DaemonRing::free_ticket_locked(std::uint32_t index) {
+  tickets_[index]->state.store(kFree, std::memory_order_relaxed);
+  free_.push_back(index);  // capacity reserved for every ticket
+}
+
+bool DaemonRing::drain() {
+  std::unique_lock lock(read_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  bool read = false;
+  for (;;) {
+    wire::CompletionEntry answer;
+    std::uint32_t position = 0;
+    if (answers_.try_pop(answer, &position) != wire::PopResult::Ok) break;
+    read_to_.fetch_add(1, std::memory_order_release);
+    dispatch(answer, position);
+    read = true;
+  }
+  lock.unlock();
+  if (read) {
+    // Threads asleep on the doorbell for tickets settled here wake and look.
+    wire::ring_doorbell(*ring_.completions().bell);
+    // Entries accordd passed over while its answers had no room are taken now.
+    if (!requests_.full() && ring_.submissions().tail->value.load(std::memory_order_acquire) !=
+                                 ring_.submissions().head->value.load(std::memory_order_acquire))
+      wire::ring_doorbell(*ring_.submissions().bell);
+  }
+  return read;
+}
+
+void DaemonRing::dispatch(const wire::CompletionEntry& answer, std::uint32_t position) {
+  if (answer.opcode != static_cast<std::uint32_t>(wire::RingOp::Submit)) return;  // release and cancel: nothing waits
+  const auto index = static_cast<std::uint32_t>(answer.tag & 0xffffffffu);
+  const auto generation = static_cast<std::uint32_t>(answer.tag >> 32);
+  if (index >= tickets_.size()) return;
+  Ticket& t = *tickets_[index];
+  {
+    const std::lock_guard lock(tickets_mu_);
+    if (t.generation != generation || t.state.load(std::memory_order_relaxed) == kFree) return;  // stale
+  }
+  t.status = answer.status;
+  t.message = answer.message_bytes > 0 ? ring_.read_message(position, answer.message_bytes) : std::string();
+  if (answer.terminal == 0) {
+    t.handle = answer.handle;
+    t.state.store(answer.status == 0 ? kAccepted : kRefused, std::memory_order_release);
+    return;
+  }
+  t.elapsed_us = answer.elapsed_us;
+  t.queue_us = answer.queue_us;
+  const std::lock_guard lock(tickets_mu_);
+  t.state.store(kTerminal, std::memory_order_release);
+  if (t.forgotten) free_ticket_locked(index);
+}
+
+bool DaemonRing::accordd_gone() const {
+  pollfd p{session_socket_, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+template <class Done>
+Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (;;) {
+    if (done()) return true;
+    drain();
+    if (done()) return true;
+    std::chrono::nanoseconds slice = kSlice;
+    if (timeout.count() >= 0) {
+      const auto left = timeout - (Clock::now() - start);
+      if (left <= std::chrono::nanoseconds::zero()) return false;
+      slice = std::min<std::chrono::nanoseconds>(slice, left);
+    }
+    const auto queue = ring_.completions();
+    wire::wait_doorbell(*queue.bell, spin_, slice, [&] {
+      return done() || queue.tail->value.load(std::memory_order_acquire) != read_to_.load(std::memory_order_acquire);
+    });
+    if (!done() && accordd_gone()) return device_lost_error("accordd closed the session while a submission was pending");
+  }
+}
+
+}  // namespace accord::detail

@@ -1,0 +1,99 @@
+// DaemonRing: the client's side of its session's submission ring (ARCHITECTURE.md, "Data
+// plane"; proto/wire/ring_layout.h). Submit, release and cancel go to accordd as ring
+// entries instead of gRPC calls; accordd's answers come back on the completion queue and
+// are sorted into tickets, one per submission, by whichever waiting thread reads them.
+// Thread-safety: every member is thread-safe. One thread at a time pushes (a mutex) and
+// one reads answers (a try-lock: the others watch their ticket and the doorbell).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accord/completion.h"
+#include "accord/status.h"
+#include "client/api/unique_fd.h"
+#include "proto/wire/submission_ring.h"
+
+namespace accord::detail {
+
+class DaemonRing {
+ public:
+  // Attaches to the ring accordd sent as `fd`, with `tickets` submissions tracked at once
+  // (beyond that submit() is Busy and the caller uses gRPC). `session_socket` (borrowed)
+  // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
+  // `spin`: how long a waiting thread spins before it sleeps on the doorbell.
+  static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
+                                                    std::chrono::microseconds spin);
+
+  struct Accepted {
+    std::uint32_t ticket = 0;
+    std::uint64_t handle = 0;  // accordd's completion handle
+  };
+  // Submits prepared graph `graph` after `producers` (completion handles, at most 3) and
+  // waits for accordd to accept it. Busy when the ring or the tickets are full (nothing
+  // was sent); accordd's refusal as its Status otherwise.
+  Result<Accepted> submit(std::uint64_t graph, std::span<const std::uint64_t> producers);
+  // Asks accordd to release completion `handle` / to cancel its submission. Does not
+  // wait. Busy when the ring is full (nothing was sent).
+  Status release(std::uint64_t handle);
+  Status cancel(std::uint64_t handle);
+
+  // Waits until `ticket`'s submission is terminal: true; false when `timeout` passed
+  // first (negative: no limit); DeviceLost when accordd went away.
+  Result<bool> wait(std::uint32_t ticket, std::chrono::nanoseconds timeout);
+  // Reads what accordd answered so far (if no other thread is reading); true when
+  // `ticket` is terminal. Never blocks.
+  bool poll(std::uint32_t ticket);
+  // After wait() or poll() returned true: the outcome and its profile.
+  Status outcome(std::uint32_t ticket) const;
+  CompletionProfile profile(std::uint32_t ticket) const;
+  // The completion that held `ticket` is gone; the ticket is reused once accordd's last
+  // answer for it has come.
+  void forget(std::uint32_t ticket);
+
+ private:
+  enum State : std::uint32_t { kFree, kSubmitted, kAccepted, kRefused, kTerminal };
+  struct Ticket {
+    std::atomic<std::uint32_t> state{kFree};
+    std::uint32_t generation = 0;  // tickets_mu_; tags carry it, so a stale answer is ignored
+    bool forgotten = false;        // tickets_mu_
+    // Written by the reader before it publishes the state (release), read after.
+    std::uint64_t handle = 0;
+    std::uint32_t status = 0;
+    std::string message;
+    double elapsed_us = 0;
+    double queue_us = -1;
+  };
+
+  DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket, std::chrono::microseconds spin);
+  Status push(const wire::SubmitEntry& entry);
+  // Reads every answer there is, if no other thread is; returns whether it read any.
+  bool drain();
+  void dispatch(const wire::CompletionEntry& answer, std::uint32_t position);
+  // Waits until `done()` or `timeout`; DeviceLost when accordd went away.
+  template <class Done>
+  Result<bool> wait_until(Done done, std::chrono::nanoseconds timeout);
+  bool accordd_gone() const;
+  void free_ticket_locked(std::uint32_t index);
+  static Status status_of(std::uint32_t code, const std::string& message);
+
+  wire::SubmissionRing ring_;
+  const int session_socket_;
+  const std::chrono::microseconds spin_;
+  std::mutex push_mu_;
+  wire::RingProducer<wire::SubmitEntry> requests_;
+  std::mutex read_mu_;
+  wire::RingConsumer<wire::CompletionEntry> answers_;
+  std::atomic<std::uint32_t> read_to_{0};  // answers consumed so far (the reader's index)
+  mutable std::mutex tickets_mu_;
+  std::vector<std::unique_ptr<Ticket>> tickets_;
+  std::vector<std::uint32_t> free_;  // reserved for every ticket
+};
+
+}  // namespace accord::detail

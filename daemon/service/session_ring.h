@@ -1,0 +1,70 @@
+// SessionRing: one session's submission ring as accordd serves it (ARCHITECTURE.md, "Data
+// plane"; proto/wire/ring_layout.h). A poller thread hands it each entry the client
+// wrote; it checks every field, runs the operation against the session's handles and the
+// engine, and answers on the completion queue: once per entry, and for an accepted
+// submission once more when it ends (from the engine's terminal listener). Tickets for
+// those listeners are preallocated, one per submission the session may have pending.
+// Thread-safety: serve() and can_take() on the serving poller thread; terminal answers
+// from engine threads; close() once by the owner, after the poller stopped serving it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "daemon/engine/engine.h"
+#include "daemon/service/service_session.h"
+#include "proto/wire/ring_poller.h"
+
+namespace accord::service {
+
+class SessionRing final : public wire::ServedRing {
+ public:
+  // A ring for `session` sized for its limits. Errors: those of SubmissionRing::create.
+  static Result<std::shared_ptr<SessionRing>> create(std::shared_ptr<ServiceSession> session,
+                                                     engine::Scheduler& scheduler);
+  ~SessionRing();
+
+  // Room on the completion queue for one answer and for every terminal answer owed.
+  bool can_take() noexcept;
+  // Runs one entry (a copy the client can no longer change) and answers it.
+  void serve(const wire::SubmitEntry& entry) noexcept;
+  // Stops every terminal answer still to come (unregisters the listeners and drops
+  // their observers). After the poller's remove(); once.
+  void close() noexcept;
+
+  std::uint64_t session_id() const noexcept { return session_->id(); }
+
+  // Implementation detail, public for the listener type in session_ring.cpp.
+  struct Ticket;
+
+ private:
+  SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSession> session, engine::Scheduler& scheduler,
+              std::size_t tickets);
+  void submit(const wire::SubmitEntry& entry) noexcept;
+  // Pushes `answer` with `message` (the error text, if any) and rings the client.
+  void answer(wire::CompletionEntry answer, std::string_view message) noexcept;
+  void answer_status(const wire::SubmitEntry& entry, const Status& status) noexcept;
+  Ticket* take_ticket() noexcept;
+  void give_back(Ticket& ticket) noexcept;
+  // A terminal answer was written (or dropped): its reserved place and its telling_ count go.
+  void answered_terminal() noexcept;
+  friend struct Ticket;
+
+  std::shared_ptr<ServiceSession> session_;
+  engine::Scheduler& scheduler_;
+  std::mutex answer_mu_;  // the completion queue has one producer at a time
+  wire::RingProducer<wire::CompletionEntry> answers_;
+  std::mutex ticket_mu_;
+  std::vector<std::unique_ptr<Ticket>> tickets_;  // fixed at create()
+  std::vector<Ticket*> free_;                    // reserved for every ticket: give_back never allocates
+  std::uint32_t owed_ = 0;                       // terminal answers to come (ticket_mu_)
+  std::uint32_t telling_ = 0;                    // on_terminal calls writing an answer now (ticket_mu_)
+  std::condition_variable told_;                 // telling_ fell
+  bool closed_ = false;                          // ticket_mu_
+};
+
+}  // namespace accord::service
