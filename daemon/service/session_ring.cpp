@@ -138,11 +138,11 @@ void SessionRing::give_back(Ticket& ticket) noexcept {
 }
 
 void SessionRing::answered_terminal() noexcept {
-  {
-    const std::lock_guard lock(ticket_mu_);
-    --owed_;
-    --telling_;
-  }
+  // Notified under the lock: close() may destroy the ring as soon as it sees telling_
+  // fall to 0, so nothing of it may be touched after the lock is released.
+  const std::lock_guard lock(ticket_mu_);
+  --owed_;
+  --telling_;
   told_.notify_all();
 }
 

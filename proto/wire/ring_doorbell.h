@@ -15,10 +15,11 @@ namespace accord::wire {
 // After publishing: bumps the sequence and wakes sleepers, if any are counted. No system
 // call when nobody sleeps.
 inline void ring_doorbell(RingDoorbell& bell) noexcept {
-  // Orders the caller's publish (an index store) before the sleeper count is read; the
-  // waiter's fence orders its count before its re-check (the Dekker pattern).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (bell.sleepers.load(std::memory_order_relaxed) == 0) return;
+  // An RMW, not a plain load: RMWs on `sleepers` are totally ordered, so either it sees
+  // a waiter's count, or that waiter's count (acquire) comes after it and the waiter's
+  // re-check sees the caller's publish (the Dekker pattern, without a fence, which
+  // ThreadSanitizer cannot model).
+  if (bell.sleepers.fetch_add(0, std::memory_order_acq_rel) == 0) return;
   bell.sequence.fetch_add(1, std::memory_order_release);
   futex_wake_all(bell.sequence);
 }
@@ -39,8 +40,7 @@ bool wait_doorbell(RingDoorbell& bell, std::chrono::nanoseconds spin, std::chron
       continue;
     }
     const std::uint32_t seen = bell.sequence.load(std::memory_order_acquire);
-    bell.sleepers.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bell.sleepers.fetch_add(1, std::memory_order_acq_rel);  // then re-check: see ring_doorbell
     bool woke = true;
     if (!ready()) {
       if (timeout.count() < 0) {

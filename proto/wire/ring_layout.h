@@ -22,11 +22,11 @@
 // position with a release store of head. Each side writes only its own index.
 //
 // Doorbells: a sequence word and a sleeper count per queue, for the consumer's side.
-// The producer publishes, then (after a sequentially consistent fence) bumps the
-// sequence and futex-wakes only when a sleeper is counted. The consumer spins for a
-// bounded time; to sleep it counts itself, fences, re-checks the queue, and futex-waits
-// on the sequence it read before re-checking, so a publish that came in between is
-// never slept through (the Dekker pattern on sleepers / tail).
+// The producer publishes, then reads the sleeper count with an acquire-release RMW and,
+// only when a sleeper is counted, bumps the sequence and futex-wakes. The consumer spins
+// for a bounded time; to sleep it reads the sequence, counts itself (an RMW), re-checks
+// the queue, and futex-waits on the sequence it read, so a publish that came in between
+// is never slept through (the Dekker pattern on sleepers / tail, with RMWs for fences).
 //
 // Backpressure: accordd takes a submission only while the completion queue has room for
 // its answer and for every terminal completion it owes, so it never has to drop one. A

@@ -197,9 +197,8 @@ void RingPoller::run(Thread& self) noexcept {
       RingDoorbell& bell = *ring->ring.submissions().bell;
       waiters[count++] = futex_waitv{bell.sequence.load(std::memory_order_acquire),
                                      reinterpret_cast<std::uintptr_t>(&bell.sequence), FUTEX_32, 0};
-      bell.sleepers.fetch_add(1, std::memory_order_relaxed);
+      bell.sleepers.fetch_add(1, std::memory_order_acq_rel);  // then look once more: see ring_doorbell
     }
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     // A ring whose entries cannot be taken yet (its client is not reading its answers)
     // does not keep the thread awake: its client rings again when it has read them.
     const bool pending = std::any_of(served.begin(), served.end(),

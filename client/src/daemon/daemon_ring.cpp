@@ -169,8 +169,9 @@ bool DaemonRing::drain() {
     // Threads asleep on the doorbell for tickets settled here wake and look.
     wire::ring_doorbell(*ring_.completions().bell);
     // Entries accordd passed over while its answers had no room are taken now.
-    if (!requests_.full() && ring_.submissions().tail->value.load(std::memory_order_acquire) !=
-                                 ring_.submissions().head->value.load(std::memory_order_acquire))
+    // (Shared indices only: the producer's own copy belongs to whoever holds push_mu_.)
+    if (ring_.submissions().tail->value.load(std::memory_order_acquire) !=
+        ring_.submissions().head->value.load(std::memory_order_acquire))
       wire::ring_doorbell(*ring_.submissions().bell);
   }
   return read;
