@@ -216,9 +216,9 @@ void SessionRing::submit(const SubmitEntry& entry) noexcept {
         session.cancel_reservation(handle);
         status = std::move(slot).status().annotate("graph handle " + std::to_string(entry.handle));
       } else {
-        session.fill_completion(handle, slot.value());
-        accepted = session.retain_completion(handle);  // the ticket's own observer
-        if (accepted == nullptr) status = invalid_error("the session closed during the submission");
+        accepted = slot.value();
+        accepted->retain_observer();  // the ticket's own, beside the one the handle table keeps
+        session.fill_completion(handle, accepted);
       }
     }
   }

@@ -233,7 +233,7 @@ DaemonGraph::~DaemonGraph() {
 Result<Completion> DaemonGraph::submit_after(std::span<const Completion> after) {
   v1::SubmitRequest request;
   request.set_graph(handle_);
-  std::array<std::uint64_t, 3> producers{};
+  std::array<std::uint64_t, DaemonRing::kMaxProducers> producers{};
   for (std::size_t i = 0; i < after.size(); ++i) {
     CompletionImpl* impl = after[i].impl();
     if (impl == nullptr) return invalid_error("producer " + std::to_string(i) + " is an empty completion");
@@ -245,12 +245,9 @@ Result<Completion> DaemonGraph::submit_after(std::span<const Completion> after) 
   }
   // Through the ring when it can carry the producers and has a ticket free; gRPC otherwise.
   if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && after.size() <= producers.size()) {
-    auto accepted = ring->submit(handle_, std::span(producers.data(), after.size()));
-    if (accepted.ok())
-      return Completion(new DaemonCompletion(runtime_, accepted->handle, accepted->ticket), runtime_);
-    const bool tickets_out = accepted.status().kind() == ErrorKind::Busy &&
-                             accepted.status().message().find("ticket") != std::string_view::npos;
-    if (!tickets_out) return std::move(accepted).status();
+    ACCORD_ASSIGN_OR_RETURN(const std::optional<DaemonRing::Accepted> accepted,
+                            ring->submit(handle_, std::span(producers.data(), after.size())));
+    if (accepted) return Completion(new DaemonCompletion(runtime_, accepted->handle, accepted->ticket), runtime_);
   }
   grpc::ClientContext context;
   runtime_->connection().prepare(context);

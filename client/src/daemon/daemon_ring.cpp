@@ -13,8 +13,6 @@ namespace accord::detail {
 namespace {
 
 constexpr auto kSlice = std::chrono::milliseconds(50);
-constexpr std::uint32_t kMaxProducers = 3;
-
 std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
   return (std::uint64_t{generation} << 32) | index;
 }
@@ -57,14 +55,15 @@ Status DaemonRing::push(const wire::SubmitEntry& entry) {
   return Status();
 }
 
-Result<DaemonRing::Accepted> DaemonRing::submit(std::uint64_t graph, std::span<const std::uint64_t> producers) {
+Result<std::optional<DaemonRing::Accepted>> DaemonRing::submit(std::uint64_t graph,
+                                                               std::span<const std::uint64_t> producers) {
   if (producers.size() > kMaxProducers)
     return invalid_error("a ring submission names at most 3 producers, not " + std::to_string(producers.size()));
   std::uint32_t index = 0;
   std::uint32_t generation = 0;
   {
     const std::lock_guard lock(tickets_mu_);
-    if (free_.empty()) return busy_error("every submission ticket of the ring is in use");
+    if (free_.empty()) return std::optional<Accepted>();
     index = free_.back();
     free_.pop_back();
     Ticket& t = *tickets_[index];
@@ -98,7 +97,7 @@ Result<DaemonRing::Accepted> DaemonRing::submit(std::uint64_t graph, std::span<c
     free_ticket_locked(index);
     return refused;
   }
-  return Accepted{index, t.handle};
+  return std::optional<Accepted>(Accepted{index, t.handle});
 }
 
 Status DaemonRing::release(std::uint64_t handle) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,10 +36,13 @@ class DaemonRing {
     std::uint32_t ticket = 0;
     std::uint64_t handle = 0;  // accordd's completion handle
   };
-  // Submits prepared graph `graph` after `producers` (completion handles, at most 3) and
-  // waits for accordd to accept it. Busy when the ring or the tickets are full (nothing
-  // was sent); accordd's refusal as its Status otherwise.
-  Result<Accepted> submit(std::uint64_t graph, std::span<const std::uint64_t> producers);
+  // The most producers one ring entry carries; a submission after more goes through gRPC.
+  static constexpr std::size_t kMaxProducers = 3;
+  // Submits prepared graph `graph` after `producers` (completion handles, at most
+  // kMaxProducers) and waits for accordd to accept it. Empty, sending nothing, when every
+  // ticket is in use: the caller uses gRPC. Busy when the ring is full (nothing was sent);
+  // accordd's refusal as its Status otherwise.
+  Result<std::optional<Accepted>> submit(std::uint64_t graph, std::span<const std::uint64_t> producers);
   // Asks accordd to release completion `handle` / to cancel its submission. Does not
   // wait. Busy when the ring is full (nothing was sent).
   Status release(std::uint64_t handle);
