@@ -13,7 +13,8 @@
 //      processes rows come from the same run as the others.
 // Prints a table; asserts nothing. Without a GPU it says why and exits 0.
 //   gpu_graph_bench [--iterations N] [--config NAME]
-//   NAME: latency, tenants, neighbour, or processes:LABEL (the parent of 16 tenant
+//   NAME: latency (with parts), parts (1b only: Accord's completion tail taken apart on
+//   the direct chain), tenants, neighbour, or processes:LABEL (the parent of 16 tenant
 //   processes; it never opens CUDA itself, so MPS settings in its environment reach only
 //   the children)
 #include <spawn.h>
@@ -22,8 +23,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,11 +62,18 @@ KernelContract step_contract(std::uint64_t spin_ns) {
 }
 
 // --- direct: the same chain as a CUDA graph, through the driver API ---------------------
+// What ends the direct graph (to take Accord's completion tail apart): nothing; a node
+// writing a pinned host flag (as Accord's tail does); that node and an event record.
+enum class DirectTail { None, Flag, FlagEvent };
+// How the direct run waits: cuStreamSynchronize, or a spin on the host flag.
+enum class DirectWait { Sync, SpinOnFlag };
+
 class DirectChain {
  public:
   DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::uint64_t spin_ns, std::array<unsigned, 3> grid,
-              std::array<unsigned, 3> block, int priority)
-      : cuda_(cuda) {
+              std::array<unsigned, 3> block, int priority, DirectTail tail = DirectTail::None,
+              DirectWait wait = DirectWait::Sync)
+      : cuda_(cuda), wait_(wait) {
     CUdevice device = 0;
     ok(cuda.cuDeviceGet(&device, 0), "cuDeviceGet");
     ok(cuda.cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
@@ -94,6 +104,31 @@ class DirectChain {
          "cuGraphAddKernelNode");
       previous = added;
     }
+    if (tail != DirectTail::None) {
+      void* host = nullptr;
+      ok(cuda.cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+      flag_ = static_cast<std::atomic<std::uint32_t>*>(host);
+      flag_->store(0);
+      CUdeviceptr device_flag = 0;
+      ok(cuda.cuMemHostGetDevicePointer(&device_flag, host, 0), "cuMemHostGetDevicePointer");
+      CUstreamBatchMemOpParams op{};
+      op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+      op.writeValue.address = device_flag;
+      op.writeValue.value = 1;
+      op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS write{};
+      write.ctx = context_;
+      write.count = 1;
+      write.paramArray = &op;
+      CUgraphNode written = nullptr;
+      ok(cuda.cuGraphAddBatchMemOpNode(&written, graph_, previous ? &previous : nullptr, previous ? 1 : 0, &write),
+         "cuGraphAddBatchMemOpNode");
+      if (tail == DirectTail::FlagEvent) {
+        ok(cuda.cuEventCreate(&event_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        CUgraphNode recorded = nullptr;
+        ok(cuda.cuGraphAddEventRecordNode(&recorded, graph_, &written, 1, event_), "cuGraphAddEventRecordNode");
+      }
+    }
     ok(cuda.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
     ok(cuda.cuStreamCreateWithPriority(&stream_, CU_STREAM_NON_BLOCKING, priority), "cuStreamCreateWithPriority");
   }
@@ -103,6 +138,8 @@ class DirectChain {
     cuda_.cuStreamDestroy(stream_);
     cuda_.cuGraphExecDestroy(exec_);
     cuda_.cuGraphDestroy(graph_);
+    if (event_ != nullptr) cuda_.cuEventDestroy(event_);
+    if (flag_ != nullptr) cuda_.cuMemFreeHost(flag_);
     cuda_.cuMemFree(buffers_);
     cuda_.cuModuleUnload(module_);
     CUdevice device = 0;
@@ -111,6 +148,13 @@ class DirectChain {
   }
   void bind_thread() const { ok(cuda_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
   void run_once() const {
+    if (wait_ == DirectWait::SpinOnFlag) {
+      flag_->store(0, std::memory_order_relaxed);
+      ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+      while (flag_->load(std::memory_order_acquire) == 0) {
+      }
+      return;
+    }
     ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
     ok(cuda_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
   }
@@ -128,6 +172,9 @@ class DirectChain {
     unsigned long long spin;
   };
   const cu::CudaSymbols& cuda_;
+  DirectWait wait_;
+  std::atomic<std::uint32_t>* flag_ = nullptr;
+  CUevent event_ = nullptr;
   CUcontext context_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
@@ -139,10 +186,11 @@ class DirectChain {
 };
 
 // --- Accord: the same chain through an embedded runtime ---------------------------------
-Runtime open_runtime(int priority) {
+Runtime open_runtime(int priority, bool tail_event) {
   RuntimeOptions options;
   options.priority = priority;
   options.devices = {"cuda"};
+  if (tail_event) options.device_options["cuda.completion_event"] = "1";
   return unwrap(Runtime::embedded(options), "Runtime::embedded");
 }
 
@@ -153,8 +201,8 @@ struct AccordChain {
   ExecutableGraph exe;
 
   AccordChain(std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
-              std::array<std::uint32_t, 3> block, int priority)
-      : runtime(open_runtime(priority)) {
+              std::array<std::uint32_t, 3> block, int priority, bool tail_event = false)
+      : runtime(open_runtime(priority, tail_event)) {
     GpuKernelImage image;
     image.image = ptx();
     image.entry = "accord_bench_step";
@@ -176,14 +224,20 @@ struct AccordChain {
 };
 
 template <class Fn>
-Summary time_us(std::size_t warmup, std::size_t iterations, Fn&& fn) {
-  for (std::size_t i = 0; i < warmup; ++i) fn();
+std::vector<double> time_samples_us(std::size_t iterations, Fn&& fn) {
   std::vector<double> samples(iterations);
   for (std::size_t i = 0; i < iterations; ++i) {
     const auto begin = Clock::now();
     fn();
     samples[i] = elapsed_ns(begin, Clock::now()) / 1000.0;
   }
+  return samples;
+}
+
+template <class Fn>
+Summary time_us(std::size_t warmup, std::size_t iterations, Fn&& fn) {
+  for (std::size_t i = 0; i < warmup; ++i) fn();
+  std::vector<double> samples = time_samples_us(iterations, fn);
   return summarize(samples);
 }
 
@@ -207,6 +261,61 @@ void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
     const Summary d = time_us(100, n, [&] { direct.run_once(); });
     const Summary a = time_us(100, n, [&] { accord.run_once(); });
     std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
+  }
+}
+
+// Where Accord's extra time goes: the direct chain with Accord's completion tail added
+// node by node, waited for by cuStreamSynchronize or by spinning on the flag, beside
+// Accord with and without the event node. All rows interleaved in rounds.
+void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
+  std::printf("\n1b. where the time goes: the direct chain with Accord's completion tail (us p50; %zu samples)\n",
+              iterations);
+  std::printf("  %-50s %10s %10s %10s %10s\n", "how", "1 p50", "1 p99", "10 p50", "10 p99");
+  struct Samples {
+    std::vector<double> at[2];  // 1 kernel, 10 kernels
+  };
+  std::vector<std::string> labels = {"direct: graph, cuStreamSynchronize",
+                                     "direct: graph + flag node, cuStreamSynchronize",
+                                     "direct: graph + flag node, spin on the flag",
+                                     "direct: graph + flag node + event node, spin on flag",
+                                     "accord: flag tail (successors wait on the flag)",
+                                     "accord: flag + event tail (cuda.completion_event=1)"};
+  std::vector<Samples> results(labels.size());
+  int column = 0;
+  for (std::size_t kernels : {1, 10}) {
+    std::vector<std::unique_ptr<DirectChain>> direct;
+    direct.push_back(std::make_unique<DirectChain>(cuda, kernels, 0, std::array<unsigned, 3>{1, 1, 1},
+                                                   std::array<unsigned, 3>{32, 1, 1}, 0));
+    direct.push_back(std::make_unique<DirectChain>(cuda, kernels, 0, std::array<unsigned, 3>{1, 1, 1},
+                                                   std::array<unsigned, 3>{32, 1, 1}, 0, DirectTail::Flag));
+    direct.push_back(std::make_unique<DirectChain>(cuda, kernels, 0, std::array<unsigned, 3>{1, 1, 1},
+                                                   std::array<unsigned, 3>{32, 1, 1}, 0, DirectTail::Flag,
+                                                   DirectWait::SpinOnFlag));
+    direct.push_back(std::make_unique<DirectChain>(cuda, kernels, 0, std::array<unsigned, 3>{1, 1, 1},
+                                                   std::array<unsigned, 3>{32, 1, 1}, 0, DirectTail::FlagEvent,
+                                                   DirectWait::SpinOnFlag));
+    AccordChain flag_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, false);
+    AccordChain event_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, true);
+    direct.front()->bind_thread();
+    std::vector<std::function<void()>> runs;
+    for (auto& d : direct) runs.push_back([&d] { d->run_once(); });
+    runs.push_back([&] { flag_tail.run_once(); });
+    runs.push_back([&] { event_tail.run_once(); });
+    for (auto& run : runs)
+      for (int i = 0; i < 200; ++i) run();
+    for (int round = 0; round < 8; ++round)
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        direct.front()->bind_thread();
+        const std::vector<double> block = time_samples_us(iterations / 8, runs[r]);
+        auto& into = results[r].at[column];
+        into.insert(into.end(), block.begin(), block.end());
+      }
+    ++column;
+  }
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const Summary one = summarize(results[r].at[0]);
+    const Summary ten = summarize(results[r].at[1]);
+    std::printf("  %-50s %10.2f %10.2f %10.2f %10.2f\n", labels[r].c_str(), one.p50, one.p99, ten.p50, ten.p99);
   }
 }
 
@@ -314,7 +423,11 @@ std::int64_t monotonic_ns() {
 // One tenant process: sets up its own context and graph, waits for the common start, loops
 // until the common end, and writes its samples (us, binary doubles) to `out`.
 int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
-  auto cuda = cu::CudaSymbols::load();
+  // The driver's own number of work queues, as a process of its own would have (the
+  // MPS row is MPS as users run it).
+  cu::CudaLoaderOptions loader;
+  loader.max_connections = 0;
+  auto cuda = cu::CudaSymbols::load(loader);
   if (!cuda.ok()) {
     std::fprintf(stderr, "tenant: %s\n", cuda.status().to_string().c_str());
     return 1;
@@ -394,7 +507,7 @@ void tenant_processes(const std::string& label) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse_flags(argc, argv, "  --config latency|tenants|neighbour|processes:LABEL\n");
+  const Flags flags = parse_flags(argc, argv, "  --config latency|parts|tenants|neighbour|processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT
     const std::string rest = flags.config.substr(6);
     const std::size_t a = rest.find(':');
@@ -417,10 +530,13 @@ int main(int argc, char** argv) {
                 (!cuda.ok() ? cuda.status() : gpu.status()).to_string().c_str());
     return 0;
   }
-  std::printf("gpu_graph_bench on %s (%s), driver %d\n", gpu->name.c_str(), gpu->target.c_str(),
-              cuda.value()->driver_version());
+  const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  std::printf("gpu_graph_bench on %s (%s), driver %d, CUDA_DEVICE_MAX_CONNECTIONS=%s\n", gpu->name.c_str(),
+              gpu->target.c_str(), cuda.value()->driver_version(), queues != nullptr ? queues : "(driver default)");
   const std::size_t iterations = flags.iterations ? flags.iterations : 10'000;
   if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
+  if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
+    latency_parts(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value());
   if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
   print_machine_line();

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -56,6 +57,10 @@ struct RuntimeOptions {
   // built ones); a named backend that finds no hardware is not an error: its devices are
   // simply absent. accordd's own `devices` setting applies to the daemon transport.
   std::vector<std::string> devices;
+  // Embedded only: backend options by "backend.key", the keys accordd's [device_options]
+  // takes (e.g. "cuda.streams_per_lane" = "8"). A key the named backend does not know
+  // is Invalid when the runtime opens.
+  std::map<std::string, std::string> device_options;
   // Scheduling priority of this session: 0 default, positive more urgent, negative less
   // urgent, at most 1000 either way. On a GPU it becomes a CUDA stream priority (the
   // device's range is small: every priority above its top shares the top). accordd

@@ -22,6 +22,7 @@ Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOp
   ACCORD_RETURN_IF_ERROR(options.validate());
   devices::DeviceSettings settings;
   settings.backends = options.devices;
+  settings.options = options.device_options;
   if (options.npu_emulator) {
     // Process-wide: the Level Zero loader reads ZE_ENABLE_ALT_DRIVERS at its first zeInit.
     ACCORD_RETURN_IF_ERROR(emulation::enable_npu_emulator());

@@ -137,9 +137,12 @@ bool CudaCompletionQueue::splice_incoming() noexcept {
 
 int CudaCompletionQueue::sweep() noexcept {
   // Look newest to oldest, report oldest to newest. A successor was launched after its
-  // predecessors and cannot finish before them (its graph waits on their events, which
-  // are recorded after their flags), so if it is seen done, they are seen done too
-  // (looked at later), and they are reported first.
+  // predecessors and cannot finish before them (its graph waits on their flags, or on
+  // their events, which are recorded after their flags), so if it is seen done, they are
+  // seen done too (looked at later), and they are reported first. A late slot with a
+  // stream is checked with cuStreamQuery: the stream may hold later launches too, but the
+  // answer is wanted only for its error (a faulted context answers its sticky error), or
+  // for SUCCESS, which means this slot's graph has ended as well.
   const std::int64_t event_check_ns = std::chrono::nanoseconds(options_.event_check).count();
   std::int64_t now = 0;  // read once, and only when a flag is missing
   bool current = false;
@@ -161,7 +164,8 @@ int CudaCompletionQueue::sweep() noexcept {
       static_cast<void>(context_.make_current());  // a helper's thread may have another context current
       current = true;
     }
-    const CUresult result = context_.syms->cuEventQuery(s->done.get());
+    const CUresult result = s->stream != nullptr ? context_.syms->cuStreamQuery(s->stream)
+                                                 : context_.syms->cuEventQuery(s->done.get());
     if (result == CUDA_ERROR_NOT_READY) continue;
     s->polled = result;
     s->ready = true;
@@ -193,7 +197,9 @@ void CudaCompletionQueue::report(CudaSlot& slot) noexcept {
     return;
   }
   const CUresult error = launch_result != CUDA_SUCCESS ? launch_result : polled;
-  const char* call = launch_result != CUDA_SUCCESS ? slot.launch_call : "cuEventQuery";
+  const char* call = launch_result != CUDA_SUCCESS ? slot.launch_call
+                     : slot.stream != nullptr     ? "cuStreamQuery"
+                                                  : "cuEventQuery";
   const std::string what = launch_result != CUDA_SUCCESS ? "launching a region on " + device_name_
                                                          : "a region running on " + device_name_;
   Status status = cuda_status(context_.syms, error, call, what);

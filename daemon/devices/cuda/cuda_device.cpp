@@ -32,6 +32,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   const std::string gpu = "gpu:" + std::to_string(ordinal);
   auto device = std::unique_ptr<CudaDevice>(new CudaDevice());
   device->syms_ = std::move(syms);
+  device->completion_event_ = options.completion_event;
 
   CUdevice handle = 0;
   ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGet(&handle, ordinal), "opening " + gpu);
@@ -146,7 +147,7 @@ Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, con
 }
 
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, *flags_));
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, *flags_, completion_event_));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
@@ -177,8 +178,17 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   } else {
     for (const RegionWait& wait : waits.predecessors) {
       const auto& predecessor = static_cast<const CudaRegion&>(*wait.region);
-      if (const CUresult w = s.cuStreamWaitEvent(stream, predecessor.slot(wait.slot).done.get(), CU_EVENT_WAIT_DEFAULT);
-          w != CUDA_SUCCESS) {
+      const CudaSlot& before = predecessor.slot(wait.slot);
+      // The predecessor's slot is not launched again before this submission ends, so its
+      // flag cannot be reset under this wait.
+      if (predecessor.successors_wait_on_flag()) {
+        if (const CUresult w = s.cuStreamWaitValue32(stream, before.flag.device_address, 1, CU_STREAM_WAIT_VALUE_GEQ);
+            w != CUDA_SUCCESS) {
+          fail(w, "cuStreamWaitValue32");
+          break;
+        }
+      } else if (const CUresult w = s.cuStreamWaitEvent(stream, before.done.get(), CU_EVENT_WAIT_DEFAULT);
+                 w != CUDA_SUCCESS) {
         fail(w, "cuStreamWaitEvent");
         break;
       }
@@ -187,6 +197,7 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
       // The slot's previous launch has been reported, so nothing else writes the flag now;
       // the launch call orders this store before the GPU's write.
       if (slot.flag) slot.flag.word->store(0, std::memory_order_release);
+      slot.stream = region.successors_wait_on_flag() ? stream : nullptr;
       slot.checked_ns = steady_now_ns();
       if (const CUresult l = s.cuGraphLaunch(slot.exec.get(), stream); l != CUDA_SUCCESS)
         fail(l, "cuGraphLaunch");

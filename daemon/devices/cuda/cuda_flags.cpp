@@ -39,8 +39,9 @@ Result<CompletionTail> append_completion_tail(const CudaContext& context, CUgrap
   const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
   ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddBatchMemOpNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
                             "adding the completion flag of " + what);
-  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddEventRecordNode(&tail.record, graph, &tail.write, 1, event),
-                            "adding the completion event of " + what);
+  if (event != nullptr)
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddEventRecordNode(&tail.record, graph, &tail.write, 1, event),
+                              "adding the completion event of " + what);
   return tail;
 }
 
@@ -51,14 +52,16 @@ Status retarget_completion_tail(const CudaContext& context, CUgraphExec exec, co
   const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
   ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecBatchMemOpNodeSetParams(exec, tail.write, &params),
                             "pointing " + what + " at its completion flag");
-  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecEventRecordNodeSetEvent(exec, tail.record, event),
-                            "pointing " + what + " at its completion event");
+  if (tail.record != nullptr)
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecEventRecordNodeSetEvent(exec, tail.record, event),
+                              "pointing " + what + " at its completion event");
   return {};
 }
 
 bool CudaFlagPool::probe() noexcept {
   const CudaSymbols& s = *context_.syms;
   usable_ = false;
+  waitable_ = false;
   if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr || s.cuGraphAddBatchMemOpNode == nullptr ||
       s.cuGraphAddEventRecordNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr ||
       s.cuGraphExecEventRecordNodeSetEvent == nullptr)
@@ -84,6 +87,11 @@ bool CudaFlagPool::probe() noexcept {
                     s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
                     s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
                     flag.value().word->load(std::memory_order_acquire) == 1;
+            // The flag reads 1 now, so a wait on it passes at once where the driver can wait.
+            waitable_ = works && s.cuStreamWaitValue32 != nullptr &&
+                        s.cuStreamWaitValue32(stream.get(), flag.value().device_address, 1,
+                                              CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
+                        s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS;
           }
         }
       }

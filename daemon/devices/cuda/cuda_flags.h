@@ -25,19 +25,22 @@ struct CudaFlag {
   explicit operator bool() const noexcept { return word != nullptr; }
 };
 
-// The two nodes that end a region's graph: `write` stores 1 to a flag after every node
-// in `sinks` (with a system-wide fence, so the region's results are visible first), then
-// `record` records an event, which successors on this GPU wait on: a successor can
-// therefore never start before its predecessor's flag is written.
+// The nodes that end a region's graph: `write` stores 1 to a flag after every node in
+// `sinks` (with a system-wide fence, so the region's results are visible first), and,
+// when an event is given, `record` then records it. Successors on this GPU wait on the
+// event, or on the flag itself where there is none: either way a successor never starts
+// before its predecessor's flag is written.
 struct CompletionTail {
   CUgraphNode write = nullptr;
-  CUgraphNode record = nullptr;
+  CUgraphNode record = nullptr;  // null when the tail records no event
 };
-// Adds the tail to `graph`. Errors: the mapped kind of a driver failure, naming `what`.
+// Adds the tail to `graph`; `event` may be null (no record node). Errors: the mapped kind
+// of a driver failure, naming `what`.
 Result<CompletionTail> append_completion_tail(const CudaContext& context, CUgraph graph,
                                               const std::vector<CUgraphNode>& sinks, CudaFlag flag, CUevent event,
                                               const std::string& what);
-// Points the tail of an instantiation at another flag and event (one per slot).
+// Points the tail of an instantiation at another flag and event (one per slot); `event`
+// is ignored when the tail records none.
 Status retarget_completion_tail(const CudaContext& context, CUgraphExec exec, const CompletionTail& tail,
                                       CudaFlag flag, CUevent event, const std::string& what);
 
@@ -52,6 +55,9 @@ class CudaFlagPool {
   // that writes a flag. Blocks.
   bool probe() noexcept;
   bool usable() const noexcept { return usable_; }
+  // True when a stream can wait on a flag (cuStreamWaitValue32 on the mapped word), also
+  // checked by probe(): successors then need no event.
+  bool waitable() const noexcept { return waitable_; }
 
   // A free flag, zeroed. Allocates a page of flags when none is free (prepare time
   // only). Errors: Unsupported when !usable(); the mapped kind of a driver failure.
@@ -66,6 +72,7 @@ class CudaFlagPool {
 
   const CudaContext context_;
   bool usable_ = false;
+  bool waitable_ = false;
   std::mutex mu_;
   std::vector<UniqueCuHostAlloc> pages_;
   std::vector<CudaFlag> free_;

@@ -23,6 +23,12 @@ struct CudaDeviceOptions {
   // cuda.poll_spin_us (0..100000) and cuda.poll_max_sleep_us (1..100000): how the
   // completion thread polls (CudaPollOptions).
   CudaPollOptions poll;
+  // cuda.completion_event (0 or 1): whether a region's graph records its slot's event
+  // after writing its flag. Without (the default), successors on other lanes wait on the
+  // flag itself (cuStreamWaitValue32) and a late flag is explained by cuStreamQuery: one
+  // node less on every graph. Either way the device falls back to events recorded at
+  // launch when the driver cannot write flags from a graph.
+  bool completion_event = false;
 
   Status validate() const {
     ACCORD_RETURN_IF_ERROR(loader.validate());

@@ -137,7 +137,7 @@ CudaRegion::~CudaRegion() {
 }
 
 Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context, const RegionRequest& request,
-                                                      CudaFlagPool& flags) {
+                                                      CudaFlagPool& flags, bool tail_event) {
   const CudaSymbols& syms = *context.syms;
   const std::string device = "gpu:" + std::to_string(context.ordinal);
   if (request.slots == 0) return invalid_error("cuda: a region on " + device + " needs at least 1 submission slot");
@@ -211,7 +211,9 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
   CompletionTail tail;
   if (flags.usable()) {
     const CudaSlot& first = region->slots_[0];
-    ACCORD_ASSIGN_OR_RETURN(tail, append_completion_tail(context, graph, sinks, first.flag, first.done.get(),
+    region->tail_event_ = tail_event || !flags.waitable();
+    ACCORD_ASSIGN_OR_RETURN(tail, append_completion_tail(context, graph, sinks, first.flag,
+                                                         region->tail_event_ ? first.done.get() : nullptr,
                                                          "a region on " + device));
     region->has_tail_ = true;
   }

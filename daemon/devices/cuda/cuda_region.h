@@ -3,9 +3,10 @@
 // parameter buffer of binding addresses followed by the contract's constants; copies are
 // memcpy nodes, fills memset nodes; the only edges are the request's (no false
 // chaining). The graph is instantiated once per submission slot. Where the driver allows,
-// the graph ends with a completion tail (cuda_flags.h): it writes the slot's flag, then
-// records the slot's event, which successors on this device wait on; otherwise launch()
-// records the event after the graph and the completion thread polls it.
+// the graph ends with a completion tail (cuda_flags.h): it writes the slot's flag, which
+// successors on this device wait on (or, where they cannot wait on a flag or the device
+// asks for it, it then records the slot's event, and successors wait on that); otherwise
+// launch() records the event after the graph and the completion thread polls it.
 #pragma once
 
 #include <cuda.h>
@@ -25,7 +26,7 @@ namespace accord::devices::cuda {
 // the slot is in flight (cuda_completion.h). A slot has at most one launch in flight.
 struct CudaSlot {
   UniqueCuGraphExec exec;
-  UniqueCuEvent done;  // recorded after every launch in this slot
+  UniqueCuEvent done;  // recorded after every launch in this slot, unless successors wait on the flag
   CudaFlag flag;       // written 1 by the graph's tail; empty when the graph has no tail
 
   // --- in flight: written by launch() before the slot is queued, then owned by the
@@ -33,7 +34,10 @@ struct CudaSlot {
   CompletionSink* sink = nullptr;
   CUresult launch_result = CUDA_SUCCESS;  // a launch call that failed, reported as such
   const char* launch_call = nullptr;      // its name
-  CUresult polled = CUDA_SUCCESS;         // the completion thread's cuEventQuery answer
+  // Where the slot records no event: the stream of its launch, which a late flag is
+  // checked against (cuStreamQuery). Null: the event is checked (cuEventQuery).
+  CUstream stream = nullptr;
+  CUresult polled = CUDA_SUCCESS;         // the answer of that check
   std::int64_t checked_ns = 0;            // steady clock of the launch or of the last event check
   bool ready = false;
   CudaSlot* prev = nullptr;  // intrusive links of the completion queue
@@ -48,10 +52,11 @@ class CudaRegion final : public NativeRegion {
   // operation's, a malformed operation (binding count, lengths, a binding with no
   // address on this GPU, code another backend loaded), an edge that does not point
   // forward; the mapped kind of a driver failure. Messages name the operation. With a
-  // usable `flags` pool, every slot gets a flag and the graph a completion tail; `flags`
-  // must outlive the region.
+  // usable `flags` pool, every slot gets a flag and the graph a completion tail, which
+  // also records the slot's event when `tail_event` is set or streams cannot wait on
+  // flags; `flags` must outlive the region.
   static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request,
-                                                   CudaFlagPool& flags);
+                                                   CudaFlagPool& flags, bool tail_event);
 
   // Frees the graph, its instantiations and events, and returns the flags. No launch may
   // be in flight.
@@ -59,6 +64,8 @@ class CudaRegion final : public NativeRegion {
 
   // True when the graph writes each slot's flag and records its event itself.
   bool has_completion_tail() const noexcept { return has_tail_; }
+  // True when the tail records no event: successors wait on the slot's flag.
+  bool successors_wait_on_flag() const noexcept { return has_tail_ && !tail_event_; }
 
   LaneKind lane() const noexcept { return lane_; }
   // RegionRequest::priority as lowered; the device picks its stream pool from it.
@@ -73,6 +80,7 @@ class CudaRegion final : public NativeRegion {
   LaneKind lane_ = LaneKind::Compute;
   int priority_ = 0;
   bool has_tail_ = false;
+  bool tail_event_ = false;
   CudaFlagPool* flags_ = nullptr;
   UniqueCuGraph graph_;
   std::uint32_t slot_count_ = 0;

@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <string>
 
 #include "daemon/devices/cuda/cuda_status.h"
@@ -41,6 +43,10 @@ Status resolve(GetProcAddressFn get_proc, const CudaSymbols& syms, const char* n
 
 Result<std::shared_ptr<const CudaSymbols>> CudaSymbols::load(const CudaLoaderOptions& options) {
   ACCORD_RETURN_IF_ERROR(options.validate());
+  // Before the driver starts: it reads the variable when it creates a context. A value
+  // the process set itself wins (overwrite 0).
+  if (options.max_connections > 0)
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(options.max_connections).c_str(), 0);
   std::shared_ptr<CudaSymbols> syms(new CudaSymbols());
   syms->library_name_ = options.library;
   // RTLD_LOCAL: the driver's symbols are reached through the table only.

@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,8 +21,19 @@ namespace accord::devices::cuda {
 // see the absent-driver path on any machine.
 struct CudaLoaderOptions {
   std::string library = "libcuda.so.1";
+  // cuda.max_connections (0..32): the hardware work queues the driver opens per context
+  // (CUDA_DEVICE_MAX_CONNECTIONS, read when a context is created). The driver's default
+  // of 8 makes streams of different tenants share queues, and a tenant's kernel then
+  // waits behind another's: Accord puts every tenant in one context, where MPS gives
+  // each client its own queues. Set in the environment before cuInit unless the process
+  // already sets it; 0 leaves the driver's default. Process-wide, and without effect in
+  // a process that created its CUDA context before loading the backend.
+  std::uint32_t max_connections = 32;
   Status validate() const {
     if (library.empty()) return invalid_error("cuda: option cuda.library is empty");
+    if (max_connections > 32)
+      return invalid_error("cuda: option cuda.max_connections = " + std::to_string(max_connections) +
+                           " is not in 0..32");
     return Status();
   }
 };

@@ -201,6 +201,27 @@ TEST_CASE("a flag that does not come is explained by the event: a fault fails th
   f.queue->shut_down();
 }
 
+TEST_CASE("a late flag with a launch stream is explained by the stream, not the event", "[cuda][completion][fake]") {
+  Fixture f;
+  FakeSlot a(*f.syms, CUDA_SUCCESS);  // an event that was never recorded answers done: it must not be asked
+  int stream_state = CUDA_ERROR_NOT_READY;  // the fake cuStreamQuery answers from this int
+  FakeFlag flag;
+  a.slot.flag = flag.flag();
+  a.slot.stream = reinterpret_cast<CUstream>(&stream_state);
+  a.slot.checked_ns = steady_now_ns();
+  RecordingSink sink;
+  f.push(a, sink);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(sink.calls() == 0);  // no flag, and the stream still runs
+  __atomic_store_n(&stream_state, static_cast<int>(CUDA_ERROR_ILLEGAL_ADDRESS), __ATOMIC_RELEASE);
+  REQUIRE(sink.wait_for(1));
+  CHECK(sink.errors() == 1);
+  CHECK(sink.last_error().kind() == ErrorKind::Execution);
+  CHECK(std::string(sink.last_error().message()).find("cuStreamQuery") != std::string::npos);
+  CHECK(f.observer.calls() == 1);
+  f.queue->shut_down();
+}
+
 TEST_CASE("after shut_down nothing is reported and a slot in flight is abandoned", "[cuda][completion][fake]") {
   Fixture f;
   FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);

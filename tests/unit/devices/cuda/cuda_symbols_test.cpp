@@ -88,6 +88,20 @@ TEST_CASE("unknown and malformed cuda options are Invalid before the driver is o
     CHECK(opened.status().kind() == ErrorKind::Invalid);
     CHECK(std::string(opened.status().message()).find("1..64") != std::string::npos);
   }
+  SECTION("more work queues than the driver has") {
+    settings.options["cuda.max_connections"] = "33";
+    const auto opened = open_through_catalog(settings);
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.status().kind() == ErrorKind::Invalid);
+    CHECK(std::string(opened.status().message()).find("0..32") != std::string::npos);
+  }
+  SECTION("a completion_event that is not 0 or 1") {
+    settings.options["cuda.completion_event"] = "yes";
+    const auto opened = open_through_catalog(settings);
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.status().kind() == ErrorKind::Invalid);
+    CHECK(std::string(opened.status().message()).find("cuda.completion_event") != std::string::npos);
+  }
   SECTION("options of other backends are not ours") {
     settings.options["null.devices"] = "2";
     const auto opened = open_through_catalog(settings);
@@ -152,6 +166,28 @@ TEST_CASE("every table entry is resolved through cuGetProcAddress", "[cuda][symb
 #include "daemon/devices/cuda/cuda_symbol_table.inc"
 #undef ACCORD_CU_REQUIRED
 #undef ACCORD_CU_OPTIONAL
+}
+
+TEST_CASE("loading asks for cuda.max_connections work queues unless the process chose its own",
+          "[cuda][symbols][fake]") {
+  const FakeDriverMode fake("");
+  const char* before = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const std::string saved = before != nullptr ? before : "";
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  CudaLoaderOptions options;
+  options.library = ACCORD_CUDA_FAKE_DRIVER;
+  options.max_connections = 24;
+  REQUIRE(CudaSymbols::load(options).ok());
+  REQUIRE(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") != nullptr);
+  CHECK(std::string(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) == "24");
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 1);  // the process's own choice wins
+  REQUIRE(CudaSymbols::load(options).ok());
+  CHECK(std::string(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) == "4");
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  options.max_connections = 0;  // the driver's default: nothing set
+  REQUIRE(CudaSymbols::load(options).ok());
+  CHECK(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") == nullptr);
+  if (before != nullptr) ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", saved.c_str(), 1);
 }
 
 TEST_CASE("a missing required entry point makes the driver unusable, naming it", "[cuda][symbols][fake]") {

@@ -4,8 +4,9 @@
 // "not supported" function for every other name. ACCORD_FAKE_CUDA (read at each call)
 // steers it: "no-devices", "init-no-device", "missing=<name>", "old=<name>"; otherwise
 // it reports one GPU that cannot be opened (cuDeviceGet is the "not supported" one).
-// Events are test-owned: a CUevent is the address of an int holding the CUresult that
-// cuEventQuery answers, so completion can be driven without a GPU. Functions are handed
+// Events and streams are test-owned: a CUevent or CUstream is the address of an int
+// holding the CUresult that cuEventQuery or cuStreamQuery answers, so completion can be
+// driven without a GPU. Functions are handed
 // out through other pointer types and ignore their arguments (fine on x86-64 and
 // aarch64 calling conventions; this library exists only for tests).
 #include <cuda.h>
@@ -65,7 +66,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
     *pfn = reinterpret_cast<void*>(&fake_driver_version);
   else if (std::strcmp(symbol, "cuDeviceGetCount") == 0)
     *pfn = reinterpret_cast<void*>(&fake_device_count);
-  else if (std::strcmp(symbol, "cuEventQuery") == 0)
+  else if (std::strcmp(symbol, "cuEventQuery") == 0 || std::strcmp(symbol, "cuStreamQuery") == 0)
     *pfn = reinterpret_cast<void*>(&fake_event_query);
   else if (std::strcmp(symbol, "cuCtxSetCurrent") == 0 || std::strcmp(symbol, "cuEventDestroy") == 0)
     *pfn = reinterpret_cast<void*>(&fake_success);
