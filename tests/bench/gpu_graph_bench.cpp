@@ -14,19 +14,23 @@
 // Prints a table; asserts nothing. Without a GPU it says why and exits 0.
 //   gpu_graph_bench [--iterations N] [--config NAME]
 //   NAME: latency (with parts), parts (1b only: Accord's completion tail taken apart on
-//   the direct chain), tenants, neighbour, or processes:LABEL (the parent of 16 tenant
+//   the direct chain), tenants or tenants:ROW (one row or group: direct, flag, event,
+//   green, accord, accord-event, accord-1stream), neighbour, or processes:LABEL (the parent of 16 tenant
 //   processes; it never opens CUDA itself, so MPS settings in its environment reach only
 //   the children)
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,18 +69,22 @@ KernelContract step_contract(std::uint64_t spin_ns) {
 // What ends the direct graph (to take Accord's completion tail apart): nothing; a node
 // writing a pinned host flag (as Accord's tail does); that node and an event record.
 enum class DirectTail { None, Flag, FlagEvent };
-// How the direct run waits: cuStreamSynchronize, or a spin on the host flag.
-enum class DirectWait { Sync, SpinOnFlag };
+// How the direct run waits: cuStreamSynchronize, a spin on the host flag, or an event
+// recorded after the launch and queried in a loop.
+enum class DirectWait { Sync, SpinOnFlag, SpinOnEvent };
 
 class DirectChain {
  public:
   DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::uint64_t spin_ns, std::array<unsigned, 3> grid,
               std::array<unsigned, 3> block, int priority, DirectTail tail = DirectTail::None,
-              DirectWait wait = DirectWait::Sync)
-      : cuda_(cuda), wait_(wait) {
+              DirectWait wait = DirectWait::Sync, CUgreenCtx green = nullptr)
+      : cuda_(cuda), wait_(wait), green_(green) {
     CUdevice device = 0;
     ok(cuda.cuDeviceGet(&device, 0), "cuDeviceGet");
-    ok(cuda.cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
+    if (green != nullptr)
+      ok(cuda.cuCtxFromGreenCtx(&context_, green), "cuCtxFromGreenCtx");
+    else
+      ok(cuda.cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
     ok(cuda.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
     const std::vector<std::byte> image = ptx();
     std::vector<char> text(reinterpret_cast<const char*>(image.data()), reinterpret_cast<const char*>(image.data()) + image.size());
@@ -130,7 +138,11 @@ class DirectChain {
       }
     }
     ok(cuda.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
-    ok(cuda.cuStreamCreateWithPriority(&stream_, CU_STREAM_NON_BLOCKING, priority), "cuStreamCreateWithPriority");
+    if (wait == DirectWait::SpinOnEvent) ok(cuda.cuEventCreate(&done_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (green != nullptr)
+      ok(cuda.cuGreenCtxStreamCreate(&stream_, green, CU_STREAM_NON_BLOCKING, priority), "cuGreenCtxStreamCreate");
+    else
+      ok(cuda.cuStreamCreateWithPriority(&stream_, CU_STREAM_NON_BLOCKING, priority), "cuStreamCreateWithPriority");
   }
   ~DirectChain() {
     cuda_.cuCtxSetCurrent(context_);
@@ -139,13 +151,19 @@ class DirectChain {
     cuda_.cuGraphExecDestroy(exec_);
     cuda_.cuGraphDestroy(graph_);
     if (event_ != nullptr) cuda_.cuEventDestroy(event_);
+    if (done_ != nullptr) cuda_.cuEventDestroy(done_);
     if (flag_ != nullptr) cuda_.cuMemFreeHost(flag_);
     cuda_.cuMemFree(buffers_);
     cuda_.cuModuleUnload(module_);
+    if (green_ != nullptr) {
+      cuda_.cuGreenCtxDestroy(green_);
+      return;
+    }
     CUdevice device = 0;
     cuda_.cuDeviceGet(&device, 0);
     cuda_.cuDevicePrimaryCtxRelease(device);
   }
+
   void bind_thread() const { ok(cuda_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
   void run_once() const {
     if (wait_ == DirectWait::SpinOnFlag) {
@@ -153,6 +171,15 @@ class DirectChain {
       ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
       while (flag_->load(std::memory_order_acquire) == 0) {
       }
+      return;
+    }
+    if (wait_ == DirectWait::SpinOnEvent) {
+      ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+      ok(cuda_.cuEventRecord(done_, stream_), "cuEventRecord");
+      CUresult r = CUDA_ERROR_NOT_READY;
+      while ((r = cuda_.cuEventQuery(done_)) == CUDA_ERROR_NOT_READY) {
+      }
+      ok(r, "cuEventQuery");
       return;
     }
     ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
@@ -173,8 +200,10 @@ class DirectChain {
   };
   const cu::CudaSymbols& cuda_;
   DirectWait wait_;
+  CUgreenCtx green_ = nullptr;  // owned: destroyed with the chain
   std::atomic<std::uint32_t>* flag_ = nullptr;
   CUevent event_ = nullptr;
+  CUevent done_ = nullptr;  // SpinOnEvent
   CUcontext context_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
@@ -186,11 +215,13 @@ class DirectChain {
 };
 
 // --- Accord: the same chain through an embedded runtime ---------------------------------
-Runtime open_runtime(int priority, bool tail_event) {
+using DeviceOptions = std::map<std::string, std::string>;
+
+Runtime open_runtime(int priority, const DeviceOptions& device_options) {
   RuntimeOptions options;
   options.priority = priority;
   options.devices = {"cuda"};
-  if (tail_event) options.device_options["cuda.completion_event"] = "1";
+  options.device_options = device_options;
   return unwrap(Runtime::embedded(options), "Runtime::embedded");
 }
 
@@ -201,8 +232,8 @@ struct AccordChain {
   ExecutableGraph exe;
 
   AccordChain(std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
-              std::array<std::uint32_t, 3> block, int priority, bool tail_event = false)
-      : runtime(open_runtime(priority, tail_event)) {
+              std::array<std::uint32_t, 3> block, int priority, const DeviceOptions& device_options = {})
+      : runtime(open_runtime(priority, device_options)) {
     GpuKernelImage image;
     image.image = ptx();
     image.entry = "accord_bench_step";
@@ -279,7 +310,9 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
                                      "direct: graph + flag node, spin on the flag",
                                      "direct: graph + flag node + event node, spin on flag",
                                      "accord: flag tail (successors wait on the flag)",
-                                     "accord: flag + event tail (cuda.completion_event=1)"};
+                                     "accord: flag + event tail (cuda.completion=flag_event)",
+                                     "direct: graph, cuEventRecord, spin on cuEventQuery",
+                                     "accord: events (cuda.completion=event)"};
   std::vector<Samples> results(labels.size());
   int column = 0;
   for (std::size_t kernels : {1, 10}) {
@@ -294,13 +327,17 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
     direct.push_back(std::make_unique<DirectChain>(cuda, kernels, 0, std::array<unsigned, 3>{1, 1, 1},
                                                    std::array<unsigned, 3>{32, 1, 1}, 0, DirectTail::FlagEvent,
                                                    DirectWait::SpinOnFlag));
-    AccordChain flag_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, false);
-    AccordChain event_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, true);
+    AccordChain flag_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    AccordChain event_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {{"cuda.completion", "flag_event"}});
+    DirectChain direct_event(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, DirectTail::None, DirectWait::SpinOnEvent);
+    AccordChain events(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {{"cuda.completion", "event"}});
     direct.front()->bind_thread();
     std::vector<std::function<void()>> runs;
     for (auto& d : direct) runs.push_back([&d] { d->run_once(); });
     runs.push_back([&] { flag_tail.run_once(); });
     runs.push_back([&] { event_tail.run_once(); });
+    runs.push_back([&] { direct_event.run_once(); });
+    runs.push_back([&] { events.run_once(); });
     for (auto& run : runs)
       for (int i = 0; i < 200; ++i) run();
     for (int round = 0; round < 8; ++round)
@@ -319,12 +356,17 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
   }
 }
 
-void tenants(const cu::CudaSymbols& cuda) {
+// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-1stream"), or every row
+// when empty. gpu_tenants.sh runs each row in a process of its own, so that a row's
+// contexts and threads cannot touch the next one's.
+void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
+  const auto wanted = [&](const char* row) { return only.empty() || only == row; };
   constexpr int kTenants = 16;
   constexpr auto kDuration = std::chrono::seconds(3);
   std::printf("\n2. %d tenants looping a 10-kernel graph of 2 us kernels for %lld s\n", kTenants,
               static_cast<long long>(kDuration.count()));
-  std::printf("  %-42s %14s %10s %10s\n", "how", "graphs/s", "p50 us", "p99 us");
+  std::printf("  %-50s %10s %8s %8s %9s %8s %8s\n", "how", "graphs/s", "p50 us", "p99 us", "cpu us/g", "vcsw/g",
+              "ivcsw/g");
   auto run = [&](const char* label, auto make, auto loop_once) {
     std::vector<std::thread> threads;
     std::atomic<bool> go{false}, stop{false};
@@ -345,32 +387,98 @@ void tenants(const cu::CudaSymbols& cuda) {
       });
     }
     while (ready.load() < kTenants) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
     const auto begin = Clock::now();
     go = true;
     std::this_thread::sleep_for(kDuration);
     stop = true;
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
     for (auto& t : threads) t.join();
     const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
+    const auto cpu_us = [](const rusage& r) {
+      return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+    };
     std::vector<double> all;
     for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
     const double graphs = static_cast<double>(all.size());
     const Summary s = summarize(all);
-    std::printf("  %-42s %14.0f %10.1f %10.1f\n", label, graphs / seconds, s.p50, s.p99);
+    std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f %8.2f %8.2f\n", label, graphs / seconds, s.p50, s.p99,
+                (cpu_us(after) - cpu_us(before)) / graphs,
+                static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / graphs,
+                static_cast<double>(after.ru_nivcsw - before.ru_nivcsw) / graphs);
   };
-  run("direct: one context, a stream per thread",
-      [&] {
-        auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
-                                               std::array<unsigned, 3>{32, 1, 1}, 0);
-        d->bind_thread();
-        return d;
-      },
-      [](DirectChain& d) { d.run_once(); });
-  run("accord embedded: a runtime per thread",
+  const auto chain = [&](DirectTail tail, DirectWait wait, CUgreenCtx green) {
+    auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
+                                           std::array<unsigned, 3>{32, 1, 1}, 0, tail, wait, green);
+    d->bind_thread();
+    return d;
+  };
+  if (wanted("direct"))
+    run("direct: one context, a stream per thread", [&] { return chain(DirectTail::None, DirectWait::Sync, nullptr); },
+        [](DirectChain& d) { d.run_once(); });
+  if (wanted("flag"))
+    run("direct: one context, spin on a flag node",
+        [&] { return chain(DirectTail::Flag, DirectWait::SpinOnFlag, nullptr); }, [](DirectChain& d) { d.run_once(); });
+  if (wanted("event"))
+    run("direct: one context, spin on cuEventQuery",
+        [&] { return chain(DirectTail::None, DirectWait::SpinOnEvent, nullptr); }, [](DirectChain& d) { d.run_once(); });
+  // A green context per thread, each given every SM: does a context of its own (its own
+  // lock and queues in the driver) lift the one-context ceiling, as MPS clients have?
+  if (wanted("green") && (cuda.cuGreenCtxCreate == nullptr || cuda.cuDeviceGetDevResource == nullptr))
+    std::printf("  (no green contexts in this driver)\n");
+  if (wanted("green") && cuda.cuGreenCtxCreate != nullptr && cuda.cuDeviceGetDevResource != nullptr) {
+    CUdevice device = 0;
+    CUdevResource all{};
+    CUdevResourceDesc desc = nullptr;
+    const bool have = cuda.cuDeviceGet(&device, 0) == CUDA_SUCCESS &&
+                      cuda.cuDeviceGetDevResource(device, &all, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS &&
+                      cuda.cuDevResourceGenerateDesc(&desc, &all, 1) == CUDA_SUCCESS;
+    const auto green_chain = [&](DirectTail tail, DirectWait wait) {
+      CUgreenCtx green = nullptr;
+      if (const CUresult r = cuda.cuGreenCtxCreate(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
+          r != CUDA_SUCCESS) {
+        std::fprintf(stderr, "cuGreenCtxCreate failed: %d\n", static_cast<int>(r));
+        std::exit(1);
+      }
+      return chain(tail, wait, green);
+    };
+    if (have) {
+      run("direct: a green context per thread, synchronize",
+          [&] { return green_chain(DirectTail::None, DirectWait::Sync); }, [](DirectChain& d) { d.run_once(); });
+      run("direct: a green context per thread, spin on flag",
+          [&] { return green_chain(DirectTail::Flag, DirectWait::SpinOnFlag); }, [](DirectChain& d) { d.run_once(); });
+      run("direct: a green context per thread, spin on event",
+          [&] { return green_chain(DirectTail::None, DirectWait::SpinOnEvent); },
+          [](DirectChain& d) { d.run_once(); });
+    } else {
+      std::printf("  (no green contexts: the device resource could not be described)\n");
+    }
+  }
+  if (wanted("accord"))
+    run("accord embedded: a runtime per thread",
       [&] {
         return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
                                              std::array<std::uint32_t, 3>{32, 1, 1}, 0);
       },
       [](AccordChain& a) { a.run_once(); });
+  if (wanted("accord-event"))
+    run("accord embedded: a runtime per thread, events",
+        [&] {
+          return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
+                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0,
+                                               DeviceOptions{{"cuda.completion", "event"}});
+        },
+        [](AccordChain& a) { a.run_once(); });
+  if (wanted("accord-1stream"))
+    run("accord embedded: a runtime per thread, 1 stream/lane",
+        [&] {
+          return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
+                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0,
+                                               DeviceOptions{{"cuda.streams_per_lane", "1"}});
+        },
+        [](AccordChain& a) { a.run_once(); });
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
@@ -507,7 +615,8 @@ void tenant_processes(const std::string& label) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse_flags(argc, argv, "  --config latency|parts|tenants|neighbour|processes:LABEL\n");
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
+  const Flags flags = parse_flags(argc, argv, "  --config latency|parts|tenants[:ROW]|neighbour|processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT
     const std::string rest = flags.config.substr(6);
     const std::size_t a = rest.find(':');
@@ -537,7 +646,8 @@ int main(int argc, char** argv) {
   if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
     latency_parts(*cuda.value(), iterations);
-  if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value());
+  if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");
+  if (flags.config.rfind("tenants:", 0) == 0) tenants(*cuda.value(), flags.config.substr(8));
   if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
   print_machine_line();
   return 0;

@@ -6,10 +6,15 @@
 #   tests/bench/gpu_tenants.sh [path/to/gpu_graph_bench]
 set -euo pipefail
 bench=${1:-build/gpu/tests/bench/gpu_graph_bench}
-# Accord's default of 32 hardware work queues per context (cuda.max_connections), then
-# the driver's default of 8 for the same threads.
-"$bench" --config tenants
-CUDA_DEVICE_MAX_CONNECTIONS=8 "$bench" --config tenants
+# Each row in a process of its own. Accord's default of 32 hardware work queues per
+# context (cuda.max_connections) first, then the driver's default of 8 for the one-context
+# direct row and Accord.
+for row in direct flag event green accord accord-event; do
+  "$bench" --config "tenants:$row" || echo "gpu_tenants.sh: row $row failed (status $?)"
+done
+for row in direct accord accord-event; do
+  CUDA_DEVICE_MAX_CONNECTIONS=8 "$bench" --config "tenants:$row" || echo "gpu_tenants.sh: row $row failed (status $?)"
+done
 "$bench" --config processes:time-sliced
 mps=$(command -v nvidia-cuda-mps-control || echo /usr/local/nvidia/bin/nvidia-cuda-mps-control)
 if [[ ! -x $mps ]]; then

@@ -32,7 +32,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   const std::string gpu = "gpu:" + std::to_string(ordinal);
   auto device = std::unique_ptr<CudaDevice>(new CudaDevice());
   device->syms_ = std::move(syms);
-  device->completion_event_ = options.completion_event;
+  device->completion_mode_ = options.completion;
 
   CUdevice handle = 0;
   ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGet(&handle, ordinal), "opening " + gpu);
@@ -147,7 +147,8 @@ Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, con
 }
 
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, *flags_, completion_event_));
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, completion_mode_ == CudaCompletionMode::Event ? nullptr : flags_.get(),
+                                             completion_mode_ == CudaCompletionMode::FlagAndEvent));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 

@@ -110,7 +110,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   };
   std::vector<std::unique_ptr<LevelStreams>> levels_;
   std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
-  bool completion_event_ = false;        // CudaDeviceOptions::completion_event
+  CudaCompletionMode completion_mode_ = CudaCompletionMode::Flag;  // CudaDeviceOptions::completion
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
 };
 

@@ -13,6 +13,8 @@
 
 namespace accord::devices::cuda {
 
+enum class CudaCompletionMode { Flag, FlagAndEvent, Event };
+
 struct CudaDeviceOptions {
   // cuda.library: the driver library to dlopen.
   CudaLoaderOptions loader;
@@ -23,12 +25,15 @@ struct CudaDeviceOptions {
   // cuda.poll_spin_us (0..100000) and cuda.poll_max_sleep_us (1..100000): how the
   // completion thread polls (CudaPollOptions).
   CudaPollOptions poll;
-  // cuda.completion_event (0 or 1): whether a region's graph records its slot's event
-  // after writing its flag. Without (the default), successors on other lanes wait on the
-  // flag itself (cuStreamWaitValue32) and a late flag is explained by cuStreamQuery: one
-  // node less on every graph. Either way the device falls back to events recorded at
-  // launch when the driver cannot write flags from a graph.
-  bool completion_event = false;
+  // cuda.completion: how a region's end is seen (README.md, "Completion").
+  //   "flag" (default): the graph ends by writing a pinned host flag; waiters and the
+  //     completion thread load it; successors on other lanes wait on it
+  //     (cuStreamWaitValue32); a late flag is explained by cuStreamQuery.
+  //   "flag_event": the graph also records the slot's event after the flag, and
+  //     successors wait on the event.
+  //   "event": no tail; launch records the slot's event and completion is cuEventQuery
+  //     (also what "flag" falls back to when the driver cannot write flags from a graph).
+  CudaCompletionMode completion = CudaCompletionMode::Flag;
 
   Status validate() const {
     ACCORD_RETURN_IF_ERROR(loader.validate());

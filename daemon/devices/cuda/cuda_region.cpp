@@ -137,7 +137,7 @@ CudaRegion::~CudaRegion() {
 }
 
 Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context, const RegionRequest& request,
-                                                      CudaFlagPool& flags, bool tail_event) {
+                                                      CudaFlagPool* flags, bool tail_event) {
   const CudaSymbols& syms = *context.syms;
   const std::string device = "gpu:" + std::to_string(context.ordinal);
   if (request.slots == 0) return invalid_error("cuda: a region on " + device + " needs at least 1 submission slot");
@@ -198,20 +198,21 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
 
   region->slot_count_ = request.slots;
   region->slots_ = std::make_unique<CudaSlot[]>(request.slots);
-  region->flags_ = &flags;  // from here on the destructor returns what the slots took
+  const bool use_flags = flags != nullptr && flags->usable();
+  region->flags_ = use_flags ? flags : nullptr;  // from here on the destructor returns what the slots took
   for (std::uint32_t s = 0; s < request.slots; ++s) {
     CUevent event = nullptr;
     ACCORD_CU_RETURN_IF_ERROR(syms, cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
                               "creating the event of slot " + std::to_string(s) + " of a region on " + device);
     region->slots_[s].done = UniqueCuEvent(syms, context.context, event);
-    if (flags.usable()) {
-      ACCORD_ASSIGN_OR_RETURN(region->slots_[s].flag, flags.acquire());
+    if (use_flags) {
+      ACCORD_ASSIGN_OR_RETURN(region->slots_[s].flag, flags->acquire());
     }
   }
   CompletionTail tail;
-  if (flags.usable()) {
+  if (use_flags) {
     const CudaSlot& first = region->slots_[0];
-    region->tail_event_ = tail_event || !flags.waitable();
+    region->tail_event_ = tail_event || !flags->waitable();
     ACCORD_ASSIGN_OR_RETURN(tail, append_completion_tail(context, graph, sinks, first.flag,
                                                          region->tail_event_ ? first.done.get() : nullptr,
                                                          "a region on " + device));

@@ -52,11 +52,11 @@ class CudaRegion final : public NativeRegion {
   // operation's, a malformed operation (binding count, lengths, a binding with no
   // address on this GPU, code another backend loaded), an edge that does not point
   // forward; the mapped kind of a driver failure. Messages name the operation. With a
-  // usable `flags` pool, every slot gets a flag and the graph a completion tail, which
-  // also records the slot's event when `tail_event` is set or streams cannot wait on
-  // flags; `flags` must outlive the region.
+  // usable `flags` pool (null: none), every slot gets a flag and the graph a completion
+  // tail, which also records the slot's event when `tail_event` is set or streams cannot
+  // wait on flags; `flags` must outlive the region.
   static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request,
-                                                   CudaFlagPool& flags, bool tail_event);
+                                                   CudaFlagPool* flags, bool tail_event);
 
   // Frees the graph, its instantiations and events, and returns the flags. No launch may
   // be in flight.

@@ -33,10 +33,15 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       ACCORD_ASSIGN_OR_RETURN(options.streams_per_lane, parse_count(name, value));
     } else if (name == "max_connections") {
       ACCORD_ASSIGN_OR_RETURN(options.loader.max_connections, parse_count(name, value));
-    } else if (name == "completion_event") {
-      if (value != "0" && value != "1")
-        return invalid_error("cuda: option cuda.completion_event = '" + value + "' is not 0 or 1");
-      options.completion_event = value == "1";
+    } else if (name == "completion") {
+      if (value == "flag")
+        options.completion = CudaCompletionMode::Flag;
+      else if (value == "flag_event")
+        options.completion = CudaCompletionMode::FlagAndEvent;
+      else if (value == "event")
+        options.completion = CudaCompletionMode::Event;
+      else
+        return invalid_error("cuda: option cuda.completion = '" + value + "' is not flag, flag_event or event");
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
@@ -45,7 +50,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       options.poll.max_sleep = std::chrono::microseconds(us);
     } else {
       return invalid_error("cuda: unknown option '" + key +
-                           "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.completion_event, "
+                           "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.completion, "
                            "cuda.poll_spin_us, cuda.poll_max_sleep_us)");
     }
   }

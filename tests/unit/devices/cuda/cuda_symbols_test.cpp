@@ -95,12 +95,12 @@ TEST_CASE("unknown and malformed cuda options are Invalid before the driver is o
     CHECK(opened.status().kind() == ErrorKind::Invalid);
     CHECK(std::string(opened.status().message()).find("0..32") != std::string::npos);
   }
-  SECTION("a completion_event that is not 0 or 1") {
-    settings.options["cuda.completion_event"] = "yes";
+  SECTION("a completion mode that does not exist") {
+    settings.options["cuda.completion"] = "interrupt";
     const auto opened = open_through_catalog(settings);
     REQUIRE_FALSE(opened.ok());
     CHECK(opened.status().kind() == ErrorKind::Invalid);
-    CHECK(std::string(opened.status().message()).find("cuda.completion_event") != std::string::npos);
+    CHECK(std::string(opened.status().message()).find("cuda.completion") != std::string::npos);
   }
   SECTION("options of other backends are not ours") {
     settings.options["null.devices"] = "2";
