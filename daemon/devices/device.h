@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -206,6 +207,9 @@ class DeviceListener {
   ~DeviceListener() = default;
 };
 
+// What Device::wait_for_completion() saw.
+enum class CompletionWait { Reported, TimedOut, Idle };
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -258,6 +262,18 @@ class Device {
   // calling thread, which spares that thread a wake-up by the device's own. Thread-safe;
   // the engine holds none of its locks around it. Default: nothing to look at.
   virtual void poll_completions() noexcept {}
+  // True when wait_for_completion() blocks on the device's own signal (an NPU's fence),
+  // so that a waiting thread is woken by the device itself rather than by the device's
+  // completion thread: one wake-up where a hand-off costs two in a row.
+  virtual bool completes_by_waiting() const noexcept { return false; }
+  // Blocks up to `limit` for the device's oldest launch in flight to end, and reports it
+  // on the calling thread (Reported also when another thread reported it meanwhile).
+  // Idle at once when nothing is in flight. Thread-safe; the engine holds none of its
+  // locks around it. Default: Idle.
+  virtual CompletionWait wait_for_completion(std::chrono::nanoseconds limit) noexcept {
+    static_cast<void>(limit);
+    return CompletionWait::Idle;
+  }
 
   // --- teardown ---
   // Stops the device's threads. After it returns no sink is called again; regions

@@ -211,6 +211,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
       continue;
     }
     const std::uint32_t seen = progress_.load();
+    const std::optional<devices::DeviceIndex> blocking = waitable_device_locked(submission);
     lock.unlock();
     // A region of ours is usually running on a worker or a device and ends within
     // microseconds: spin briefly before sleeping, so a short region costs no futex round
@@ -226,6 +227,14 @@ void Scheduler::help_until_terminal(Submission& submission) {
       }
       cpu_relax();
     }
+    // A region of ours runs on a device whose end this thread can block on (an NPU's
+    // fence): block there, so the device wakes this thread itself, instead of waking its
+    // completion thread, which would then wake this one.
+    if (blocking && !submission.terminal() && progress_.load() == seen &&
+        devices_.at(*blocking).wait_for_completion(options_.device_wait_spin) != devices::CompletionWait::Idle) {
+      lock.lock();
+      continue;
+    }
     if (!submission.terminal() && !(polls && progress_.load() != seen)) {
       submission.waiters.fetch_add(1);
       if (!submission.terminal()) futex_wait(submission.signal, Submission::kPending);
@@ -233,6 +242,14 @@ void Scheduler::help_until_terminal(Submission& submission) {
     }
     lock.lock();
   }
+}
+
+std::optional<devices::DeviceIndex> Scheduler::waitable_device_locked(const Submission& submission) const noexcept {
+  const std::vector<PreparedRegion>& regions = submission.graph().regions();
+  for (std::size_t r = 0; r < regions.size(); ++r)
+    if (submission.runs[r].state == RegionState::Running && devices_.at(regions[r].device).completes_by_waiting())
+      return regions[r].device;
+  return std::nullopt;
 }
 
 bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -39,7 +40,8 @@ struct SchedulerOptions {
   // lock (accordd logs it). May be empty.
   std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
   // How long a waiting thread polls a device that completes by polling (a GPU) for its
-  // own submission before it sleeps and leaves completion to the device's thread. A GPU
+  // own submission before it sleeps and leaves completion to the device's thread; also
+  // the slice in which it blocks on a device that completes by waiting (an NPU's fence). A GPU
   // graph of small kernels ends within tens of microseconds; as long as this, polling
   // costs the waiter's core what cuStreamSynchronize's spin would.
   std::chrono::microseconds device_wait_spin{1000};
@@ -113,6 +115,9 @@ class Scheduler final : private devices::DeviceLossObserver {
   void launch_returned(RegionRun& run) noexcept;
   void help_until_terminal(Submission& submission);
   // Whether a device of `graph` completes by polling (a waiter then polls it).
+  // A device, among those running a region of `submission`, that a waiting
+  // thread can block on (Device::completes_by_waiting). Scheduler lock.
+  std::optional<devices::DeviceIndex> waitable_device_locked(const Submission& submission) const noexcept;
   bool polls_devices(const PreparedGraph& graph) const noexcept;
   // Runs ready work of any submission or sleeps until progress; inline mode only.
   void help_once(std::unique_lock<std::mutex>& lock);

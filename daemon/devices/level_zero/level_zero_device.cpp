@@ -149,6 +149,9 @@ void LevelZeroDevice::launch(NativeRegion& region, const RegionWaits& waits, Com
   NpuRegion::Slot& slot = npu_region->slot(waits.slot);
   const ZeSymbols& ze = runtime_->ze();
   std::lock_guard lock(queue_mutex_);
+  // A thread that waited on this slot's previous launch may still be returning from its
+  // fence wait; Level Zero does not allow resetting a fence in use.
+  NpuCompletion::await_unwatched(slot.pending);
   if (const ze_result_t r = ze.zeFenceReset(slot.fence.get()); r != ZE_RESULT_SUCCESS) {
     sink.on_error(ze_launch_error(r, "zeFenceReset", info_.name));
     return;
@@ -163,6 +166,10 @@ void LevelZeroDevice::launch(NativeRegion& region, const RegionWaits& waits, Com
   slot.launched = true;
   slot.pending.sink = &sink;
   completion_->push(slot.pending);
+}
+
+CompletionWait LevelZeroDevice::wait_for_completion(std::chrono::nanoseconds limit) noexcept {
+  return completion_ ? completion_->wait(limit) : CompletionWait::Idle;
 }
 
 void LevelZeroDevice::shut_down() noexcept {

@@ -53,6 +53,9 @@ class LevelZeroDevice final : public Device {
   // Stops the completion thread: no sink is called once it returns; in-flight launches
   // are abandoned.
   void shut_down() noexcept override;
+  // A waiting thread blocks on the oldest fence itself (NpuCompletion::wait).
+  bool completes_by_waiting() const noexcept override { return true; }
+  CompletionWait wait_for_completion(std::chrono::nanoseconds limit) noexcept override;
 
  private:
   LevelZeroDevice() = default;
