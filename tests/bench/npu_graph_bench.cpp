@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,12 +44,15 @@ struct NpuFlags {
   std::size_t iterations = 10'000;  // measured samples per side and program
   std::string config;
   std::string accordd;
+  std::map<std::string, std::string> device_options;  // for the embedded runtime
 };
 
 constexpr const char* kUsage =
     "  --iterations N  measured samples per row (default 10000)\n"
     "  --config NAME   one program: add16x16 or matmul64 (default: both)\n"
-    "  --accordd PATH  the accordd binary to spawn (default: the one built with this benchmark)\n";
+    "  --accordd PATH  the accordd binary to spawn (default: the one built with this benchmark)\n"
+    "  --device-option KEY=VALUE  a backend option of the embedded runtime (repeatable), e.g.\n"
+    "                  level_zero.waiter_blocks=0 to compare with the completion thread's hand-off\n";
 
 NpuFlags parse_npu_flags(int argc, char** argv) {
   NpuFlags flags;
@@ -63,8 +67,13 @@ NpuFlags parse_npu_flags(int argc, char** argv) {
       flags.config = argv[++i];
     } else if (std::strcmp(argv[i], "--accordd") == 0 && has_value) {
       flags.accordd = argv[++i];
+    } else if (std::strcmp(argv[i], "--device-option") == 0 && has_value &&
+               std::strchr(argv[i + 1], '=') != nullptr) {
+      const std::string option = argv[++i];
+      flags.device_options[option.substr(0, option.find('='))] = option.substr(option.find('=') + 1);
     } else {
-      std::fprintf(stderr, "usage: %s [--iterations N] [--config NAME] [--accordd PATH]\n%s", argv[0], kUsage);
+      std::fprintf(stderr, "usage: %s [--iterations N] [--config NAME] [--accordd PATH] [--device-option K=V]\n%s",
+                   argv[0], kUsage);
       std::exit(std::strcmp(argv[i], "--help") == 0 ? 0 : 2);
     }
   }
@@ -108,9 +117,10 @@ struct AccordNpuProgram {
   }
 };
 
-Runtime open_embedded() {
+Runtime open_embedded(const std::map<std::string, std::string>& device_options) {
   RuntimeOptions options;
   options.npu_emulator = true;
+  options.device_options = device_options;
   options.devices = {"level_zero"};  // and the host: no GPU backend thread competes here
   return unwrap(Runtime::embedded(options), "Runtime::embedded with the NPU emulator");
 }
@@ -283,7 +293,8 @@ int main(int argc, char** argv) {
   g_census.label_new("main");
   check(emulation::enable_npu_emulator(), "pointing the Level Zero loader at the NPU emulator");
   const std::string emulator = unwrap(emulation::npu_emulator_path(), "the NPU emulator's path");
-  Runtime embedded = open_embedded();
+  Runtime embedded = open_embedded(flags.device_options);
+  for (const auto& [key, value] : flags.device_options) std::printf("  embedded runtime: %s = %s\n", key.c_str(), value.c_str());
   g_census.label_new("embedded");  // engine workers and watchdog, device threads, the emulator's queue
   const DeviceInfo npu = unwrap(embedded.npu(0), "npu:0 of the embedded runtime");
   std::shared_ptr<const l0::LevelZeroRuntime> level_zero =

@@ -54,6 +54,7 @@ Result<std::unique_ptr<LevelZeroDevice>> LevelZeroDevice::create(std::shared_ptr
   device->completion_ = std::make_unique<NpuCompletion>(ze, runtime->options().poll_us,
                                                         [self](Status cause) { self->report_lost(std::move(cause)); });
   device->completion_->start();
+  device->waiter_blocks_ = runtime->options().waiter_blocks;
   return device;
 }
 

@@ -54,7 +54,7 @@ class LevelZeroDevice final : public Device {
   // are abandoned.
   void shut_down() noexcept override;
   // A waiting thread blocks on the oldest fence itself (NpuCompletion::wait).
-  bool completes_by_waiting() const noexcept override { return true; }
+  bool completes_by_waiting() const noexcept override { return waiter_blocks_; }
   CompletionWait wait_for_completion(std::chrono::nanoseconds limit) noexcept override;
 
  private:
@@ -68,6 +68,7 @@ class LevelZeroDevice final : public Device {
   std::shared_ptr<NpuGraveyard> graveyard_ = std::make_shared<NpuGraveyard>();
   std::mutex queue_mutex_;  // Level Zero: one caller at a time per command queue
   std::unique_ptr<NpuCompletion> completion_;
+  bool waiter_blocks_ = true;  // LevelZeroOptions::waiter_blocks
 };
 
 }  // namespace accord::devices::level_zero

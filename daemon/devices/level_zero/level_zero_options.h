@@ -16,6 +16,10 @@ struct LevelZeroOptions {
   // again, in microseconds ("level_zero.poll_us"). Bounds how long shut_down() takes
   // while a region hangs; completion itself is reported as soon as the fence signals.
   std::uint32_t poll_us = 1000;
+  // Whether a thread waiting for its own submission blocks on its region's fence itself
+  // ("level_zero.waiter_blocks", 0 or 1): the fence then wakes it, where otherwise the
+  // completion thread wakes and then wakes it.
+  bool waiter_blocks = true;
 
   Status validate() const {
     if (loader_path.empty()) return invalid_error("level_zero.loader must name a library");

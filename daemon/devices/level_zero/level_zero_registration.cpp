@@ -22,8 +22,13 @@ Result<LevelZeroOptions> parse_options(const DeviceSettings& settings) {
       if (ec != std::errc() || end != value.data() + value.size())
         return invalid_error("level_zero: option level_zero.poll_us = '" + value + "' is not a number");
       options.poll_us = us;
+    } else if (key == "level_zero.waiter_blocks") {
+      if (value != "0" && value != "1")
+        return invalid_error("level_zero: option level_zero.waiter_blocks = '" + value + "' is not 0 or 1");
+      options.waiter_blocks = value == "1";
     } else {
-      return invalid_error("level_zero: unknown option '" + key + "' (known: level_zero.loader, level_zero.poll_us)");
+      return invalid_error("level_zero: unknown option '" + key +
+                           "' (known: level_zero.loader, level_zero.poll_us, level_zero.waiter_blocks)");
     }
   }
   if (Status status = options.validate(); !status.ok()) return std::move(status).annotate("level_zero");
