@@ -161,6 +161,9 @@ class Runtime {
   // Stops the trace now (does not wait for pending work); empty if none was running.
   std::optional<ExecutionTrace> finish_trace() const;
 
+  // The options this runtime runs with. Over accordd: the limits accordd granted the
+  // session (max_submissions, graph_slots, memory_budget, priority), which may be less
+  // than those asked for; the rest as asked. Embedded: as asked.
   const RuntimeOptions& options() const noexcept;
   // True if `view` belongs to this runtime.
   bool owns(const BufferView& view) const noexcept;
