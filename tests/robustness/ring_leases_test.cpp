@@ -309,9 +309,13 @@ TEST_CASE("bad lease entries on the ring are Invalid, name the object, and distu
   const Session s = d.open_session();
   const Session stranger = d.open_session();
   RawRing ring(s);
-  std::uint64_t buffer = 0, foreign = 0;
+  std::uint64_t buffer = 0, foreign = 0, spare = 0;
   REQUIRE_OK(allocate(stub, s, 64, &buffer));
+  // Handles count per session: the stranger's buffer gets a number this session has not used.
+  REQUIRE_OK(allocate(stub, stranger, 64, &spare));
+  REQUIRE_OK(allocate(stub, stranger, 64, &spare));
   REQUIRE_OK(allocate(stub, stranger, 64, &foreign));
+  REQUIRE(foreign != buffer);
   const std::string name = "buffer handle " + std::to_string(buffer);
 
   struct Case {
