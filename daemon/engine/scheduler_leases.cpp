@@ -98,7 +98,10 @@ bool Scheduler::cancel_lease_wait(LeaseWaiter& waiter) noexcept {
 
 void Scheduler::settle_lease_waiters_locked(LeaseWaiter*& told) noexcept {
   // Waiters are few (one per lease a client waits for), so a scan per submission end is
-  // cheap; the queue keeps arrival order, so an earlier waiter is granted first.
+  // cheap; the queue keeps arrival order, so an earlier waiter is granted first, and
+  // `told` keeps it too (appended at its end), so they hear in that order.
+  LeaseWaiter** told_end = &told;
+  while (*told_end != nullptr) told_end = &(*told_end)->next_waiter;
   LeaseWaiter* previous = nullptr;
   for (LeaseWaiter* w = lease_queue_head_; w != nullptr;) {
     LeaseWaiter* next = w->next_waiter;
@@ -113,8 +116,9 @@ void Scheduler::settle_lease_waiters_locked(LeaseWaiter*& told) noexcept {
     else lease_queue_head_ = next;
     if (lease_queue_tail_ == w) lease_queue_tail_ = previous;
     w->waited_outcome = std::move(outcome);
-    w->next_waiter = told;
-    told = w;
+    w->next_waiter = nullptr;
+    *told_end = w;
+    told_end = &w->next_waiter;
     leases_telling_.fetch_add(1, std::memory_order_relaxed);
     w = next;
   }
