@@ -181,9 +181,10 @@ Status ServiceSession::release_lease(std::uint64_t handle, bool write) {
     if (it == leases_.end() || (write ? !it->second.write : it->second.reads == 0))
       return invalid_error(std::string("session holds no ") + (write ? "write" : "read") +
                            " lease on buffer handle " + std::to_string(handle));
+    // The record stays, emptied, until the buffer goes (remove_buffer), so leasing the
+    // same buffer again, as a ring client does in a loop, allocates nothing.
     if (write) it->second.write = false;
     else --it->second.reads;
-    if (!it->second.write && it->second.reads == 0) leases_.erase(it);
     auto b = buffers_.find(handle);
     if (b != buffers_.end()) allocation = b->second;
   }

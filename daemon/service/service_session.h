@@ -117,7 +117,7 @@ class ServiceSession {
     std::uint32_t reads = 0;
     bool write = false;
   };
-  std::unordered_map<std::uint64_t, LeaseCount> leases_;  // by buffer handle
+  std::unordered_map<std::uint64_t, LeaseCount> leases_;  // by buffer handle; empty records kept until freed
 };
 
 }  // namespace accord::service
