@@ -21,6 +21,7 @@
 
 #include "accord/status.h"
 #include "daemon/devices/device_registry.h"
+#include "daemon/engine/lease_waiter.h"
 #include "daemon/engine/prepared_graph.h"
 #include "daemon/engine/ref.h"
 #include "daemon/engine/session.h"
@@ -73,7 +74,21 @@ class Scheduler final : private devices::DeviceLossObserver {
   // waits for that to end), so the caller may destroy it afterwards.
   bool remove_listener(Submission& submission, TerminalListener& listener) noexcept;
 
+  // Host leases (engine item 8). A conflicting live lease is Busy at once; conflicting
+  // pending device work is waited for when `block` (this thread sleeps, or helps in
+  // inline mode), Busy otherwise. DeviceLost for a poisoned allocation or a lost device;
+  // Unsupported when the allocation is not host mapped.
   Status acquire_lease(Allocation& allocation, LeaseMode mode, bool block);
+  // The same lease without blocking anyone: true when granted now; false when it must
+  // wait for device work, in which case `waiter` is queued and told once, when the lease
+  // is granted or refused (LeaseWaiter::on_lease); the errors above when refused now.
+  // `waiter` and `allocation` must stay alive until told or cancelled. In inline mode
+  // the waiter is told when a waiting thread drives the conflicting work to its end.
+  Result<bool> acquire_lease_or_wait(Allocation& allocation, LeaseMode mode, LeaseWaiter& waiter);
+  // Takes `waiter` out of the queue if it was not told yet and returns true (nothing is
+  // held). Otherwise returns false once it has been told (it may be being told on
+  // another thread: this waits for that to end), so the caller may destroy it afterwards.
+  bool cancel_lease_wait(LeaseWaiter& waiter) noexcept;
   void release_lease(Allocation& allocation, LeaseMode mode) noexcept;
 
   // Called by RegionRun when the device reports. `status` is OK, an error, or Cancelled.
@@ -100,6 +115,7 @@ class Scheduler final : private devices::DeviceLossObserver {
     std::array<Submission*, kCapacity> ended{};
     std::array<TerminalListener*, kCapacity> listeners{};
     std::size_t count = 0;
+    LeaseWaiter* leases = nullptr;  // waiters granted or refused, to tell (any number: intrusive)
     bool full() const noexcept { return count == kCapacity; }
   };
 
@@ -139,7 +155,16 @@ class Scheduler final : private devices::DeviceLossObserver {
   // Sweeps, releases `lock`, tells listeners and drops graphs; repeats while a sweep
   // filled `deferred`. Returns with `lock` released.
   void settle(std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept;
-  static void flush(Deferred& deferred) noexcept;
+  void flush(Deferred& deferred) noexcept;
+  // scheduler_leases.cpp
+  // Grants `mode` on `allocation` if nothing conflicts: OK with `must_wait` false. OK with
+  // `must_wait` true when only pending device work conflicts (nothing granted); the
+  // refusal otherwise.
+  Status grant_lease_locked(Allocation& allocation, LeaseMode mode, bool& must_wait);
+  // Dequeues every waiter whose lease is now granted or refused onto `told`.
+  void settle_lease_waiters_locked(LeaseWaiter*& told) noexcept;
+  // Tells each waiter of `told` its outcome; outside the lock.
+  void tell_lease_waiters(LeaseWaiter* told) noexcept;
   // scheduler_watchdog.cpp
   void on_device_lost(devices::DeviceIndex device, const Status& cause) noexcept override;
   void watchdog_loop();
@@ -171,6 +196,11 @@ class Scheduler final : private devices::DeviceLossObserver {
   std::size_t pending_count_ = 0;
   std::size_t idle_workers_ = 0;
   std::size_t lease_waiters_ = 0;
+  // Leases waiting for device work without a thread (acquire_lease_or_wait), in order.
+  LeaseWaiter* lease_queue_head_ = nullptr;
+  LeaseWaiter* lease_queue_tail_ = nullptr;
+  // Waiters dequeued and not yet told; cancel_lease_wait() waits for 0.
+  std::atomic<std::uint32_t> leases_telling_{0};
   bool shutdown_ = false;
   // Bumped on every region or submission end; inline-mode helpers sleep on it.
   std::atomic<std::uint32_t> progress_{0};

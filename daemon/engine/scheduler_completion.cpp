@@ -152,6 +152,9 @@ void Scheduler::flush(Deferred& deferred) noexcept {
     }
     s.telling.store(0, std::memory_order_release);
   }
+  // Then leases that waited for these submissions (their allocations are retained by
+  // the waiters' owners, not by the graphs released below).
+  tell_lease_waiters(std::exchange(deferred.leases, nullptr));
   // Then the pending job's graph reference: the last one runs the graph's destructor,
   // which frees native regions and perhaps memory, outside every engine lock.
   for (std::size_t i = 0; i < deferred.count; ++i)
@@ -204,6 +207,7 @@ void Scheduler::finish_locked(Submission& s, Deferred& deferred) noexcept {
   deferred.listeners[deferred.count] = std::exchange(s.listeners, nullptr);
   ++deferred.count;
   if (lease_waiters_ > 0) host_cv_.notify_all();
+  if (lease_queue_head_ != nullptr) settle_lease_waiters_locked(deferred.leases);
 }
 
 }  // namespace accord::engine

@@ -12,12 +12,16 @@
 namespace accord::engine {
 
 void Scheduler::on_device_lost(devices::DeviceIndex device, const Status& cause) noexcept {
+  LeaseWaiter* refused = nullptr;
   {
     std::lock_guard lock(mu_);
     // Queued regions touching the device fail when a worker or helper picks them
     // (execute() checks device state before launching); wake them all to do it now.
     notify_progress_locked();
+    // Leases waiting on the lost device's memory are refused now, not when its work ends.
+    if (lease_queue_head_ != nullptr) settle_lease_waiters_locked(refused);
   }
+  tell_lease_waiters(refused);
   work_cv_.notify_all();
   host_cv_.notify_all();
   if (options_.on_device_lost) options_.on_device_lost(device, cause);

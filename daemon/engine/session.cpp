@@ -104,6 +104,12 @@ Status Session::acquire_lease(Allocation& allocation, LeaseMode mode, bool block
   return engine_.scheduler().acquire_lease(allocation, mode, block);
 }
 
+Result<bool> Session::acquire_lease_or_wait(Allocation& allocation, LeaseMode mode, LeaseWaiter& waiter) {
+  return engine_.scheduler().acquire_lease_or_wait(allocation, mode, waiter);
+}
+
+bool Session::cancel_lease_wait(LeaseWaiter& waiter) noexcept { return engine_.scheduler().cancel_lease_wait(waiter); }
+
 void Session::release_lease(Allocation& allocation, LeaseMode mode) noexcept {
   engine_.scheduler().release_lease(allocation, mode);
 }

@@ -24,6 +24,7 @@
 namespace accord::engine {
 
 class Engine;
+class LeaseWaiter;
 class PreparedGraph;
 class Submission;
 
@@ -70,6 +71,11 @@ class Session final : public RefCounted {
   // Host leases (engine item 8). `block` waits for conflicting device work; otherwise
   // that is Busy. Conflicting live leases are Busy at once.
   Status acquire_lease(Allocation& allocation, LeaseMode mode, bool block);
+  // The same without blocking: true when granted now; false when `waiter` was queued to
+  // be told later (Scheduler::acquire_lease_or_wait); the errors above otherwise.
+  Result<bool> acquire_lease_or_wait(Allocation& allocation, LeaseMode mode, LeaseWaiter& waiter);
+  // Scheduler::cancel_lease_wait.
+  bool cancel_lease_wait(LeaseWaiter& waiter) noexcept;
   void release_lease(Allocation& allocation, LeaseMode mode) noexcept;
 
   Statistics statistics() const noexcept { return stats_.snapshot(); }

@@ -31,6 +31,46 @@ grpc::Status to_view(ServiceSession& session, const v1::BufferView& view, const 
   return grpc::Status::OK;
 }
 
+// An AcquireLease that waits for device work: queued in the engine (the same queue as
+// the ring's waiting leases) and finished from the thread whose work ended, so no gRPC
+// or pool thread sleeps on it and one session's waiting leases never hold up another's.
+// Owns itself, the session and the allocation until told.
+class LeaseWaitReactor final : public engine::LeaseWaiter {
+ public:
+  LeaseWaitReactor(grpc::ServerUnaryReactor* reactor, std::shared_ptr<ServiceSession> session,
+                   engine::Ref<engine::Allocation> allocation, std::uint64_t handle, bool write)
+      : reactor_(reactor), session_(std::move(session)), allocation_(std::move(allocation)), handle_(handle),
+        write_(write) {}
+
+  // Queues the lease, or finishes the call when it is granted or refused now.
+  static void start(std::unique_ptr<LeaseWaitReactor> self) {
+    LeaseWaitReactor& r = *self;
+    auto held = r.session_->acquire_lease_or_wait(r.handle_, *r.allocation_, r.write_, r);
+    if (held.ok() && !held.value()) {
+      static_cast<void>(self.release());  // the engine tells it; on_lease deletes it
+      return;
+    }
+    r.finish(held.ok() ? Status() : std::move(held).status());
+  }
+
+  void on_lease(Status outcome) noexcept override {
+    if (outcome.ok()) outcome = session_->lease_granted(handle_, *allocation_, write_);
+    finish(std::move(outcome));
+    delete this;
+  }
+
+ private:
+  void finish(Status status) {
+    reactor_->Finish(to_grpc(std::move(status).annotate("buffer handle " + std::to_string(handle_))));
+  }
+
+  grpc::ServerUnaryReactor* reactor_;
+  std::shared_ptr<ServiceSession> session_;
+  engine::Ref<engine::Allocation> allocation_;
+  std::uint64_t handle_;
+  bool write_;
+};
+
 // Streams a completion's terminal event when the engine reports it; owns one observer
 // of the submission until gRPC is done with the call.
 class WaitReactor final : public grpc::ServerWriteReactor<v1::CompletionEvent>, public engine::TerminalListener {
@@ -432,18 +472,15 @@ grpc::ServerUnaryReactor* AccordService::AcquireLease(Ctx* ctx, const v1::Acquir
     reactor->Finish(status);
     return reactor;
   }
-  // Try without waiting first; only a lease that must wait for device work moves to the
-  // blocking pool, off gRPC's threads (a conflicting lease is Busy at once either way).
-  const std::string name = "buffer handle " + std::to_string(request->buffer());
-  Status first = caller.session->acquire_lease(request->buffer(), *allocation, request->write(), false);
-  if (first.ok() || !request->wait() || first.kind() != ErrorKind::Busy) {
-    reactor->Finish(to_grpc(std::move(first).annotate(name)));
+  if (!request->wait()) {
+    Status now = caller.session->acquire_lease(request->buffer(), *allocation, request->write(), false);
+    reactor->Finish(to_grpc(std::move(now).annotate("buffer handle " + std::to_string(request->buffer()))));
     return reactor;
   }
-  blocking_.post([session = caller.session, allocation, handle = request->buffer(), write = request->write(),
-                  reactor, name] {
-    reactor->Finish(to_grpc(session->acquire_lease(handle, *allocation, write, true).annotate(name)));
-  });
+  // A lease that must wait for device work is answered when the engine grants it (a
+  // conflicting lease is Busy at once either way): the handler never blocks.
+  LeaseWaitReactor::start(std::make_unique<LeaseWaitReactor>(reactor, caller.session, std::move(allocation),
+                                                             request->buffer(), request->write()));
   return reactor;
 }
 

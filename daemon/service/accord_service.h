@@ -1,7 +1,7 @@
 // The accord.v1.Accord gRPC service: every handler looks up the caller's session and
 // checks its uid, converts the request to an engine call and maps the Status back
 // (STYLE.md rule 15). Handlers never block: WaitCompletion streams from the engine's
-// completion listener, blocking leases run on a small pool.
+// completion listener, and a lease that waits is answered by the engine's lease queue.
 #pragma once
 
 #include <memory>
@@ -9,7 +9,6 @@
 #include "accord/v1/accord.grpc.pb.h"
 #include "daemon/engine/engine.h"
 #include "daemon/service/access_policy.h"
-#include "daemon/service/blocking_pool.h"
 #include "daemon/service/peer_registry.h"
 #include "daemon/service/session_registry.h"
 
@@ -72,7 +71,6 @@ class AccordService final : public v1::Accord::CallbackService {
   PeerRegistry& peers_;
   const AccessPolicy& policy_;
   ServiceOptions options_;
-  BlockingPool blocking_{4};
 };
 
 }  // namespace accord::service

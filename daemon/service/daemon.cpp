@@ -31,6 +31,7 @@ Status DaemonConfig::validate() const {
   if (max_objects_per_session == 0) return invalid_error("max_objects must be nonzero");
   if (max_message_bytes < 4096) return invalid_error("max_message_bytes must be at least 4096");
   if (worker_threads == 0 || worker_threads > 64) return invalid_error("workers must be in 1..64");
+  if (ring_poller_threads == 0 || ring_poller_threads > 64) return invalid_error("ring_poller_threads must be in 1..64");
   if (watchdog_timeout <= std::chrono::milliseconds::zero()) return invalid_error("watchdog_seconds must be positive");
   // Checked here as well as by open_devices, so that --check-config reports it.
   const std::vector<std::string> built = devices::built_backends();
@@ -129,7 +130,9 @@ class Daemon::Impl {
     channel.max_objects = config_.max_objects_per_session;
     channel.priorities = config_.priorities;
     channel.max_message_bytes = config_.max_message_bytes;
-    auto rings = RingService::start(engine_->scheduler(), wire::RingPollerOptions{});
+    wire::RingPollerOptions poller;
+    poller.threads = config_.ring_poller_threads;
+    auto rings = RingService::start(engine_->scheduler(), poller);
     if (!rings.ok()) return std::move(rings).status();
     rings_ = std::move(rings).value();
     auto session_server = SessionChannelServer::start(channel, *engine_, sessions_, policy_, *rings_);

@@ -49,6 +49,8 @@ struct DaemonConfig {
   bool allow_all_users = false;  // any uid may connect (a single-user box)
 
   std::size_t worker_threads = 2;
+  // Threads serving every session's submission ring (ARCHITECTURE.md, "Data plane").
+  std::size_t ring_poller_threads = 2;
   engine::SessionLimits session_limits;
   std::size_t max_objects_per_session = 4096;  // live handles; more is Busy
   std::size_t max_sessions = 256;

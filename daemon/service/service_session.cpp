@@ -135,15 +135,42 @@ bool ServiceSession::remove_completion(std::uint64_t handle) {
   return true;
 }
 
+namespace {
+
+engine::LeaseMode lease_mode(bool write) { return write ? engine::LeaseMode::Write : engine::LeaseMode::Read; }
+
+}  // namespace
+
 Status ServiceSession::acquire_lease(std::uint64_t handle, engine::Allocation& allocation, bool write,
                                      bool block) {
-  ACCORD_RETURN_IF_ERROR(session_->acquire_lease(allocation, write ? engine::LeaseMode::Write : engine::LeaseMode::Read,
-                                                 block));
-  std::lock_guard lock(mu_);
-  LeaseCount& count = leases_[handle];
-  if (write) count.write = true;
-  else ++count.reads;
-  return Status();
+  ACCORD_RETURN_IF_ERROR(session_->acquire_lease(allocation, lease_mode(write), block));
+  return lease_granted(handle, allocation, write);
+}
+
+Result<bool> ServiceSession::acquire_lease_or_wait(std::uint64_t handle, engine::Allocation& allocation, bool write,
+                                                   engine::LeaseWaiter& waiter) {
+  ACCORD_ASSIGN_OR_RETURN(const bool held, session_->acquire_lease_or_wait(allocation, lease_mode(write), waiter));
+  if (!held) return false;
+  ACCORD_RETURN_IF_ERROR(lease_granted(handle, allocation, write));
+  return true;
+}
+
+Status ServiceSession::lease_granted(std::uint64_t handle, engine::Allocation& allocation, bool write) {
+  {
+    std::lock_guard lock(mu_);
+    auto buffer = buffers_.find(handle);
+    // A lease granted after the session closed or the buffer was freed (a waiting lease
+    // outlives neither) could never be released through the handle: let it go now.
+    if (!closed_ && buffer != buffers_.end() && buffer->second.get() == &allocation) {
+      LeaseCount& count = leases_[handle];
+      if (write) count.write = true;
+      else ++count.reads;
+      return Status();
+    }
+  }
+  session_->release_lease(allocation, lease_mode(write));
+  return invalid_error("buffer handle " + std::to_string(handle) + " was freed, or its session closed, while its " +
+                       (write ? "write" : "read") + " lease waited");
 }
 
 Status ServiceSession::release_lease(std::uint64_t handle, bool write) {
@@ -154,9 +181,10 @@ Status ServiceSession::release_lease(std::uint64_t handle, bool write) {
     if (it == leases_.end() || (write ? !it->second.write : it->second.reads == 0))
       return invalid_error(std::string("session holds no ") + (write ? "write" : "read") +
                            " lease on buffer handle " + std::to_string(handle));
+    // The record stays, emptied, until the buffer goes (remove_buffer), so leasing the
+    // same buffer again, as a ring client does in a loop, allocates nothing.
     if (write) it->second.write = false;
     else --it->second.reads;
-    if (!it->second.write && it->second.reads == 0) leases_.erase(it);
     auto b = buffers_.find(handle);
     if (b != buffers_.end()) allocation = b->second;
   }

@@ -67,9 +67,21 @@ class ServiceSession {
   bool remove_graph(std::uint64_t handle);
   bool remove_completion(std::uint64_t handle);
 
-  // Leases held through the control plane, recorded so a dying client never leaves one
-  // behind. The caller looked the buffer up already.
+  // Leases held through the control plane (gRPC or the ring), recorded so a dying
+  // client never leaves one behind. The caller looked buffer `handle` up already and
+  // passes what it found as `allocation`. Errors: the engine's (Scheduler::acquire_lease);
+  // Invalid when the session closed or the handle was freed meanwhile (nothing is held).
   Status acquire_lease(std::uint64_t handle, engine::Allocation& allocation, bool write, bool block);
+  // The same without blocking, for callers that cannot wait (the ring): true when held
+  // now; false when `waiter` was queued, and then its owner calls lease_granted() once
+  // told OK. Errors as above.
+  Result<bool> acquire_lease_or_wait(std::uint64_t handle, engine::Allocation& allocation, bool write,
+                                     engine::LeaseWaiter& waiter);
+  // Records a lease the engine granted to a waiter (see above). When the session closed
+  // or `handle` no longer names `allocation`, releases it at once and returns Invalid.
+  Status lease_granted(std::uint64_t handle, engine::Allocation& allocation, bool write);
+  // Takes a waiter queued by acquire_lease_or_wait() back (engine::Session::cancel_lease_wait).
+  bool cancel_lease_wait(engine::LeaseWaiter& waiter) noexcept { return session_->cancel_lease_wait(waiter); }
   // Invalid when the session holds no such lease.
   Status release_lease(std::uint64_t handle, bool write);
 
@@ -105,7 +117,7 @@ class ServiceSession {
     std::uint32_t reads = 0;
     bool write = false;
   };
-  std::unordered_map<std::uint64_t, LeaseCount> leases_;  // by buffer handle
+  std::unordered_map<std::uint64_t, LeaseCount> leases_;  // by buffer handle; empty records kept until freed
 };
 
 }  // namespace accord::service

@@ -3,6 +3,8 @@
 // the entry's tag back unchanged.
 #include "daemon/service/session_ring.h"
 
+#include "daemon/service/session_ring_impl.h"
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -22,10 +24,6 @@ std::uint32_t next_power_of_two(std::size_t n) {
   std::uint32_t p = 2;
   while (p < n && p < 65536) p <<= 1;
   return p;
-}
-
-std::uint32_t status_code(const Status& status) {
-  return status.ok() ? 0 : 1 + static_cast<std::uint32_t>(status.kind());
 }
 
 }  // namespace
@@ -54,7 +52,7 @@ struct SessionRing::Ticket final : engine::TerminalListener {
     done.handle = handle;
     const std::optional<Status> result = s.result();
     const Status outcome = result.value_or(internal_error("told of a submission that is not terminal"));
-    done.status = status_code(outcome);
+    done.status = ring_status_code(outcome);
     if (auto profile = s.profile()) {
       done.elapsed_us = profile->elapsed_us;
       done.queue_us = profile->queue_us.value_or(-1.0);
@@ -72,15 +70,19 @@ struct SessionRing::Ticket final : engine::TerminalListener {
 Result<std::shared_ptr<SessionRing>> SessionRing::create(std::shared_ptr<ServiceSession> session,
                                                          engine::Scheduler& scheduler) {
   const std::size_t pending = session->engine_session().limits().max_submissions;
-  // Every entry in the submission queue and every pending submission may owe an answer
-  // at once; twice that keeps the queue from being the bottleneck.
-  const std::uint32_t answers = next_power_of_two(2 * (kSubmissionQueue + pending));
+  // Leases waiting at once: as many as submissions pending, which is more than a client
+  // with a thread per waiting lease uses; beyond that a waiting lease is Busy.
+  const std::size_t lease_slots = pending;
+  // Every entry in the submission queue, every pending submission and every waiting
+  // lease may owe an answer at once; twice that keeps the queue from being the bottleneck.
+  const std::uint32_t answers = next_power_of_two(2 * (kSubmissionQueue + pending + lease_slots));
   ACCORD_ASSIGN_OR_RETURN(wire::SubmissionRing ring, wire::SubmissionRing::create({kSubmissionQueue, answers}));
-  return std::shared_ptr<SessionRing>(new SessionRing(std::move(ring), std::move(session), scheduler, pending));
+  return std::shared_ptr<SessionRing>(
+      new SessionRing(std::move(ring), std::move(session), scheduler, pending, lease_slots));
 }
 
 SessionRing::SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSession> session,
-                         engine::Scheduler& scheduler, std::size_t tickets)
+                         engine::Scheduler& scheduler, std::size_t tickets, std::size_t lease_slots)
     : wire::ServedRing(std::move(mapped)),
       session_(std::move(session)),
       scheduler_(scheduler),
@@ -92,6 +94,13 @@ SessionRing::SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSes
     tickets_.push_back(std::make_unique<Ticket>());
     tickets_.back()->ring = this;
     free_.push_back(tickets_.back().get());
+  }
+  lease_slots_.reserve(lease_slots);
+  free_lease_slots_.reserve(lease_slots);
+  for (std::size_t i = 0; i < lease_slots; ++i) {
+    lease_slots_.push_back(std::make_unique<LeaseSlot>());
+    lease_slots_.back()->ring = this;
+    free_lease_slots_.push_back(lease_slots_.back().get());
   }
 }
 
@@ -119,7 +128,7 @@ void SessionRing::answer_status(const SubmitEntry& entry, const Status& status) 
   CompletionEntry done;
   done.tag = entry.tag;
   done.opcode = entry.opcode;
-  done.status = status_code(status);
+  done.status = ring_status_code(status);
   answer(done, status.message());
 }
 
@@ -168,11 +177,8 @@ void SessionRing::serve(const SubmitEntry& entry) noexcept {
       answer_status(entry, Status());
       return;
     }
-    case RingOp::AcquireLease:
-    case RingOp::ReleaseLease:
-      answer_status(entry, unsupported_error("leases are not served on the ring yet: use AcquireLease and "
-                                             "ReleaseLease over gRPC"));
-      return;
+    case RingOp::AcquireLease: acquire_lease(entry); return;
+    case RingOp::ReleaseLease: release_lease(entry); return;
   }
   answer_status(entry, invalid_error("unknown ring opcode " + std::to_string(entry.opcode)));
 }
@@ -267,6 +273,7 @@ void SessionRing::close() noexcept {
     const std::lock_guard lock(ticket_mu_);
     --owed_;
   }
+  close_leases();
   // An answer being written when close() began finishes before the ring may go.
   std::unique_lock lock(ticket_mu_);
   told_.wait(lock, [&] { return telling_ == 0; });

@@ -4,8 +4,14 @@
 // engine, and answers on the completion queue: once per entry, and for an accepted
 // submission once more when it ends (from the engine's terminal listener). Tickets for
 // those listeners are preallocated, one per submission the session may have pending.
+// Host leases are served here too, with the gRPC path's rules (ServiceSession); a lease
+// that must wait for device work parks a preallocated lease slot in the engine
+// (engine::LeaseWaiter) and is answered when granted, so neither the poller thread nor
+// the session's later entries wait for it. A lease's handle on the ring is its buffer
+// handle and mode (lease_handle()), so releasing needs no table of its own.
 // Thread-safety: serve() and can_take() on the serving poller thread; terminal answers
-// from engine threads; close() once by the owner, after the poller stopped serving it.
+// and granted leases from engine threads; close() once by the owner, after the poller
+// stopped serving it.
 #pragma once
 
 #include <condition_variable>
@@ -38,13 +44,24 @@ class SessionRing final : public wire::ServedRing {
 
   std::uint64_t session_id() const noexcept { return session_->id(); }
 
-  // Implementation detail, public for the listener type in session_ring.cpp.
+  // The ring's name for a lease on buffer `buffer` (a session handle) in `write` mode:
+  // every read lease of one buffer shares a handle, and each ReleaseLease ends one.
+  static std::uint64_t lease_handle(std::uint64_t buffer, bool write) noexcept { return (buffer << 1) | (write ? 1 : 0); }
+
+  // Implementation details, public for the listener types in session_ring*.cpp.
   struct Ticket;
+  struct LeaseSlot;
 
  private:
   SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSession> session, engine::Scheduler& scheduler,
-              std::size_t tickets);
+              std::size_t tickets, std::size_t lease_slots);
   void submit(const wire::SubmitEntry& entry) noexcept;
+  // session_ring_leases.cpp
+  void acquire_lease(const wire::SubmitEntry& entry) noexcept;
+  void release_lease(const wire::SubmitEntry& entry) noexcept;
+  LeaseSlot* take_lease_slot() noexcept;
+  // Stops every lease answer still to come (close()).
+  void close_leases() noexcept;
   // Pushes `answer` with `message` (the error text, if any) and rings the client.
   void answer(wire::CompletionEntry answer, std::string_view message) noexcept;
   void answer_status(const wire::SubmitEntry& entry, const Status& status) noexcept;
@@ -53,6 +70,7 @@ class SessionRing final : public wire::ServedRing {
   // A terminal answer was written (or dropped): its reserved place and its telling_ count go.
   void answered_terminal() noexcept;
   friend struct Ticket;
+  friend struct LeaseSlot;
 
   std::shared_ptr<ServiceSession> session_;
   engine::Scheduler& scheduler_;
@@ -61,7 +79,9 @@ class SessionRing final : public wire::ServedRing {
   std::mutex ticket_mu_;
   std::vector<std::unique_ptr<Ticket>> tickets_;  // fixed at create()
   std::vector<Ticket*> free_;                    // reserved for every ticket: give_back never allocates
-  std::uint32_t owed_ = 0;                       // terminal answers to come (ticket_mu_)
+  std::vector<std::unique_ptr<LeaseSlot>> lease_slots_;  // fixed at create()
+  std::vector<LeaseSlot*> free_lease_slots_;             // reserved for every slot
+  std::uint32_t owed_ = 0;                       // terminal and lease answers to come (ticket_mu_)
   std::uint32_t telling_ = 0;                    // on_terminal calls writing an answer now (ticket_mu_)
   std::condition_variable told_;                 // telling_ fell
   bool closed_ = false;                          // ticket_mu_

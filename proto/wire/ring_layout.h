@@ -48,16 +48,23 @@ namespace accord::wire {
 
 inline constexpr std::uint32_t kRingMagic = 0x47524341;  // "ACRG" little-endian
 inline constexpr std::uint16_t kRingVersionMajor = 1;
-inline constexpr std::uint16_t kRingVersionMinor = 0;
+inline constexpr std::uint16_t kRingVersionMinor = 1;  // 1: leases served (kLeaseWrite, kLeaseWait)
 
 // What a submission-queue entry asks for.
 enum class RingOp : std::uint32_t {
   Submit = 1,             // run prepared graph `handle` after `producers`
   ReleaseCompletion = 2,  // the completion of submission `handle` (a tag) is dropped: free its slot
   Cancel = 3,             // cancel submission `handle` (a tag)
-  AcquireLease = 4,       // lease [offset, offset + length) of buffer `handle`; `count`: 0 read, 1 write
-  ReleaseLease = 5,       // end lease `handle`
+  AcquireLease = 4,       // lease [offset, offset + length) of buffer `handle`; `count`: kLease* flags
+  ReleaseLease = 5,       // end lease `handle` (the handle AcquireLease answered)
 };
+
+// AcquireLease's `count`: a write (exclusive) lease, else a read (shared) one; and whether
+// to wait for conflicting device work (answered once the lease is granted, without
+// holding up the session's other entries) rather than be refused with Busy at once.
+// A conflicting host lease is Busy either way. Other bits are Invalid.
+inline constexpr std::uint32_t kLeaseWrite = 1;
+inline constexpr std::uint32_t kLeaseWait = 2;
 
 // Client -> accordd. 64 bytes.
 struct SubmitEntry {
@@ -72,14 +79,17 @@ struct SubmitEntry {
 static_assert(sizeof(SubmitEntry) == 64);
 
 // accordd -> client. 64 bytes. One per SubmitEntry, and for a Submit a second one when
-// the submission reaches its terminal state (`terminal` = 1).
+// the submission reaches its terminal state (`terminal` = 1). An AcquireLease that waits
+// (kLeaseWait) is answered once, when the lease is granted or refused.
 struct CompletionEntry {
   std::uint64_t tag = 0;      // the SubmitEntry's tag
   std::uint32_t opcode = 0;   // the SubmitEntry's opcode
   std::uint32_t status = 0;   // 0 OK, else 1 + ErrorKind (accord/status.h)
   std::uint32_t message_bytes = 0;  // > 0: the error text is in the RingMessage at this entry's position
   std::uint32_t terminal = 0;       // Submit: 0 accepted (or refused), 1 finished
-  std::uint64_t handle = 0;         // AcquireLease: the lease; Submit: accordd's submission id
+  // AcquireLease: the lease, for ReleaseLease: (buffer << 1) | write, so every read lease
+  // of a buffer shares one and each ReleaseLease ends one. Submit: accordd's submission id.
+  std::uint64_t handle = 0;
   double elapsed_us = 0;            // CompletionProfile: accepted -> terminal
   double queue_us = -1;             // accepted -> first region start; < 0 when none ran
   std::uint64_t reserved[2] = {};

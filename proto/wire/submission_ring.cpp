@@ -112,7 +112,9 @@ Result<SubmissionRing> SubmissionRing::attach(UniqueFd fd) {
   void* address = ::mmap(nullptr, o.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (address == MAP_FAILED) return system_failure("mmap", errno);
   std::unique_ptr<std::byte, Unmap> map(static_cast<std::byte*>(address), Unmap{o.total});
-  return SubmissionRing(std::move(fd), std::move(map), o.total, geometry);
+  SubmissionRing attached(std::move(fd), std::move(map), o.total, geometry);
+  attached.version_minor_ = copy.version_minor;
+  return attached;
 }
 
 RingQueueView<SubmitEntry> SubmissionRing::submissions() const noexcept {

@@ -42,6 +42,9 @@ class SubmissionRing {
   // The memfd, to pass on the session channel. Borrowed.
   int fd() const noexcept { return fd_.get(); }
   const RingGeometry& geometry() const noexcept { return geometry_; }
+  // The minor version the creator wrote (kRingVersionMinor for accordd's own ring): the
+  // client serves leases on the ring only from minor 1 on.
+  std::uint16_t version_minor() const noexcept { return version_minor_; }
   std::size_t bytes() const noexcept { return bytes_; }
 
   RingQueueView<SubmitEntry> submissions() const noexcept;
@@ -67,6 +70,7 @@ class SubmissionRing {
   std::unique_ptr<std::byte, Unmap> map_;
   std::size_t bytes_ = 0;
   RingGeometry geometry_;  // this side's copy, checked once: never re-read from the mapping
+  std::uint16_t version_minor_ = kRingVersionMinor;  // from the header, once, at attach()
   std::uint32_t sq_offset_ = 0;
   std::uint32_t cq_offset_ = 0;
   std::uint32_t message_offset_ = 0;

@@ -79,9 +79,10 @@ struct RuntimeOptions {
   // that opens Level Zero. It also opens the level_zero backend when `devices` names
   // backends without it. Unsupported when this build has no emulator.
   bool npu_emulator = false;
-  // Daemon only: submit, wait, cancel and release completions through the session's
-  // shared-memory ring (no gRPC call per operation). False uses gRPC for every call, as
-  // clients in other languages do.
+  // Daemon only: submit, wait, cancel, release completions and take host leases
+  // (map_read/map_write and their try_ forms) through the session's shared-memory ring
+  // (no gRPC call per operation). False uses gRPC for every call, as clients in other
+  // languages do.
   bool submission_ring = true;
   // Daemon ring only: how long a waiting thread spins on the ring before it sleeps on its
   // doorbell (a futex). Spinning answers sooner and costs a core meanwhile.
@@ -161,6 +162,9 @@ class Runtime {
   // Stops the trace now (does not wait for pending work); empty if none was running.
   std::optional<ExecutionTrace> finish_trace() const;
 
+  // The options this runtime runs with. Over accordd: the limits accordd granted the
+  // session (max_submissions, graph_slots, memory_budget, priority), which may be less
+  // than those asked for; the rest as asked. Embedded: as asked.
   const RuntimeOptions& options() const noexcept;
   // True if `view` belongs to this runtime.
   bool owns(const BufferView& view) const noexcept;

@@ -93,6 +93,9 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   c->token_ = wire::get_text(welcome->token);
   c->max_message_bytes_ = welcome->max_message_bytes;
   c->priority_ = static_cast<int>(welcome->priority);
+  c->max_submissions_ = welcome->max_submissions;
+  c->graph_slots_ = welcome->graph_slots;
+  c->memory_budget_ = welcome->memory_budget;
   if (options.submission_ring) {
     ACCORD_RETURN_IF_ERROR(c->open_ring(welcome->max_submissions, options.ring_spin));
   }
@@ -118,6 +121,16 @@ Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::m
   // held by completions not yet dropped; beyond that submissions go through gRPC.
   ACCORD_ASSIGN_OR_RETURN(ring_, DaemonRing::attach(std::move(message.fd), 2 * max_submissions, session_.get(), spin));
   return Status();
+}
+
+RuntimeOptions DaemonConnection::granted(const RuntimeOptions& asked) const {
+  RuntimeOptions options = asked;
+  // An accordd that sent 0 for a capacity (none does today) leaves what was asked.
+  if (max_submissions_ != 0) options.max_submissions = static_cast<std::size_t>(max_submissions_);
+  if (graph_slots_ != 0) options.graph_slots = static_cast<std::size_t>(graph_slots_);
+  options.memory_budget = memory_budget_ != 0 ? std::optional<std::uint64_t>(memory_budget_) : std::nullopt;
+  options.priority = priority_;
+  return options;
 }
 
 void DaemonConnection::prepare(grpc::ClientContext& context) const {

@@ -50,6 +50,10 @@ class DaemonConnection {
   std::uint64_t max_message_bytes() const noexcept { return max_message_bytes_; }
   // The priority accordd granted this session.
   int priority() const noexcept { return priority_; }
+  // `asked` with the limits accordd granted (Welcome) in place of those asked for:
+  // max_submissions, graph_slots, memory_budget and priority. What Runtime::options()
+  // reports over this transport.
+  RuntimeOptions granted(const RuntimeOptions& asked) const;
   // The session's submission ring, or null (RuntimeOptions::submission_ring false, or an
   // accordd without rings).
   DaemonRing* ring() const noexcept { return ring_.get(); }
@@ -64,6 +68,9 @@ class DaemonConnection {
   std::string token_;
   std::uint64_t max_message_bytes_ = 0;
   int priority_ = 0;
+  std::uint64_t max_submissions_ = 0;  // granted (Welcome)
+  std::uint64_t graph_slots_ = 0;
+  std::uint64_t memory_budget_ = 0;    // 0: none
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Accord::Stub> stub_;
   std::unique_ptr<DaemonRing> ring_;  // after session_: watches it while waiting

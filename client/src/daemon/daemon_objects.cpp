@@ -42,6 +42,14 @@ DaemonBuffer::~DaemonBuffer() {
 const RuntimeImpl* DaemonBuffer::runtime() const noexcept { return runtime_.get(); }
 
 Status DaemonBuffer::acquire(LeaseMode mode, bool block) {
+  // The ring when accordd serves leases there and a ticket is free; gRPC otherwise. Both
+  // reach the same lease table, so either may end a lease the other began. The engine
+  // leases whole allocations, so the range is the whole buffer.
+  if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && ring->serves_leases()) {
+    ACCORD_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> lease,
+                            ring->acquire_lease(handle_, 0, bytes_, mode == LeaseMode::Write, block));
+    if (lease) return Status();
+  }
   grpc::ClientContext context;
   runtime_->connection().prepare(context);
   v1::AcquireLeaseRequest request;
@@ -53,6 +61,13 @@ Status DaemonBuffer::acquire(LeaseMode mode, bool block) {
 }
 
 void DaemonBuffer::release(LeaseMode mode) noexcept {
+  if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && ring->serves_leases()) {
+    // ring_layout.h: a lease's handle is (buffer << 1) | write. A full ring or no free
+    // ticket falls back to gRPC; a refusal or a lost accordd is ignored as gRPC's is.
+    auto released = ring->release_lease((handle_ << 1) | (mode == LeaseMode::Write ? 1u : 0u));
+    if (!released.ok() && released.status().kind() != ErrorKind::Busy) return;
+    if (released.ok() && released.value()) return;
+  }
   v1::ReleaseLeaseRequest request;
   request.set_buffer(handle_);
   request.set_write(mode == LeaseMode::Write);

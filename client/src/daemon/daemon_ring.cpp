@@ -55,10 +55,7 @@ Status DaemonRing::push(const wire::SubmitEntry& entry) {
   return Status();
 }
 
-Result<std::optional<DaemonRing::Accepted>> DaemonRing::submit(std::uint64_t graph,
-                                                               std::span<const std::uint64_t> producers) {
-  if (producers.size() > kMaxProducers)
-    return invalid_error("a ring submission names at most 3 producers, not " + std::to_string(producers.size()));
+Result<std::optional<DaemonRing::Accepted>> DaemonRing::call(wire::SubmitEntry entry, bool keep) {
   std::uint32_t index = 0;
   std::uint32_t generation = 0;
   {
@@ -71,12 +68,7 @@ Result<std::optional<DaemonRing::Accepted>> DaemonRing::submit(std::uint64_t gra
     t.forgotten = false;
     t.state.store(kSubmitted, std::memory_order_relaxed);
   }
-  wire::SubmitEntry entry;
-  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::Submit);
-  entry.count = static_cast<std::uint32_t>(producers.size());
   entry.tag = tag_of(index, generation);
-  entry.handle = graph;
-  std::copy(producers.begin(), producers.end(), entry.producers);
   Ticket& t = *tickets_[index];
   if (Status pushed = push(entry); !pushed.ok()) {
     const std::lock_guard lock(tickets_mu_);
@@ -97,7 +89,45 @@ Result<std::optional<DaemonRing::Accepted>> DaemonRing::submit(std::uint64_t gra
     free_ticket_locked(index);
     return refused;
   }
-  return std::optional<Accepted>(Accepted{index, t.handle});
+  const Accepted accepted{index, t.handle};
+  if (!keep) {
+    const std::lock_guard lock(tickets_mu_);
+    free_ticket_locked(index);
+  }
+  return std::optional<Accepted>(accepted);
+}
+
+Result<std::optional<DaemonRing::Accepted>> DaemonRing::submit(std::uint64_t graph,
+                                                               std::span<const std::uint64_t> producers) {
+  if (producers.size() > kMaxProducers)
+    return invalid_error("a ring submission names at most 3 producers, not " + std::to_string(producers.size()));
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::Submit);
+  entry.count = static_cast<std::uint32_t>(producers.size());
+  entry.handle = graph;
+  std::copy(producers.begin(), producers.end(), entry.producers);
+  return call(entry, true);
+}
+
+Result<std::optional<std::uint64_t>> DaemonRing::acquire_lease(std::uint64_t buffer, std::uint64_t offset,
+                                                               std::uint64_t length, bool write, bool wait) {
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::AcquireLease);
+  entry.count = (write ? wire::kLeaseWrite : 0) | (wait ? wire::kLeaseWait : 0);
+  entry.handle = buffer;
+  entry.offset = offset;
+  entry.length = length;
+  ACCORD_ASSIGN_OR_RETURN(const std::optional<Accepted> accepted, call(entry, false));
+  if (!accepted) return std::optional<std::uint64_t>();
+  return std::optional<std::uint64_t>(accepted->handle);
+}
+
+Result<bool> DaemonRing::release_lease(std::uint64_t lease) {
+  wire::SubmitEntry entry;
+  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::ReleaseLease);
+  entry.handle = lease;
+  ACCORD_ASSIGN_OR_RETURN(const std::optional<Accepted> accepted, call(entry, false));
+  return accepted.has_value();
 }
 
 Status DaemonRing::release(std::uint64_t handle) {
@@ -177,7 +207,10 @@ bool DaemonRing::drain() {
 }
 
 void DaemonRing::dispatch(const wire::CompletionEntry& answer, std::uint32_t position) {
-  if (answer.opcode != static_cast<std::uint32_t>(wire::RingOp::Submit)) return;  // release and cancel: nothing waits
+  // Releasing a completion and cancelling: nothing waits for those answers.
+  if (answer.opcode == static_cast<std::uint32_t>(wire::RingOp::ReleaseCompletion) ||
+      answer.opcode == static_cast<std::uint32_t>(wire::RingOp::Cancel))
+    return;
   const auto index = static_cast<std::uint32_t>(answer.tag & 0xffffffffu);
   const auto generation = static_cast<std::uint32_t>(answer.tag >> 32);
   if (index >= tickets_.size()) return;

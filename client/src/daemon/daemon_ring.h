@@ -1,7 +1,8 @@
 // DaemonRing: the client's side of its session's submission ring (ARCHITECTURE.md, "Data
-// plane"; proto/wire/ring_layout.h). Submit, release and cancel go to accordd as ring
-// entries instead of gRPC calls; accordd's answers come back on the completion queue and
-// are sorted into tickets, one per submission, by whichever waiting thread reads them.
+// plane"; proto/wire/ring_layout.h). Submit, release, cancel and host leases go to
+// accordd as ring entries instead of gRPC calls; accordd's answers come back on the
+// completion queue and are sorted into tickets, one per submission or lease call in
+// flight, by whichever waiting thread reads them.
 // Thread-safety: every member is thread-safe. One thread at a time pushes (a mutex) and
 // one reads answers (a try-lock: the others watch their ticket and the doorbell).
 #pragma once
@@ -48,6 +49,21 @@ class DaemonRing {
   Status release(std::uint64_t handle);
   Status cancel(std::uint64_t handle);
 
+  // Whether this accordd serves leases on the ring (ring minor version 1 on); otherwise
+  // the caller uses gRPC for them.
+  bool serves_leases() const noexcept { return ring_.version_minor() >= 1; }
+  // Leases [`offset`, `offset` + `length`) of buffer `buffer` (`write`: exclusively) and
+  // waits for accordd's answer: with `wait`, until conflicting device work has ended (a
+  // conflicting lease is Busy at once either way). Returns the lease's handle; empty,
+  // sending nothing, when every ticket is in use (the caller uses gRPC). Busy when the
+  // ring is full; DeviceLost when accordd went away; accordd's refusal otherwise.
+  Result<std::optional<std::uint64_t>> acquire_lease(std::uint64_t buffer, std::uint64_t offset,
+                                                     std::uint64_t length, bool write, bool wait);
+  // Ends lease `lease` and waits until accordd did, so that whatever the caller sends
+  // next, on the ring or over gRPC, finds it ended. False, sending nothing, when every
+  // ticket is in use. Errors as above.
+  Result<bool> release_lease(std::uint64_t lease);
+
   // Waits until `ticket`'s submission is terminal: true; false when `timeout` passed
   // first (negative: no limit); DeviceLost when accordd went away.
   Result<bool> wait(std::uint32_t ticket, std::chrono::nanoseconds timeout);
@@ -77,6 +93,10 @@ class DaemonRing {
 
   DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket, std::chrono::microseconds spin);
   Status push(const wire::SubmitEntry& entry);
+  // Sends `entry` under a free ticket (its tag is set here) and waits for accordd's first
+  // answer. Empty, sending nothing, when no ticket is free. When accepted, the ticket is
+  // kept if `keep` (a submission's terminal answer comes to it later), freed otherwise.
+  Result<std::optional<Accepted>> call(wire::SubmitEntry entry, bool keep);
   // Reads every answer there is, if no other thread is; returns whether it read any.
   bool drain();
   void dispatch(const wire::CompletionEntry& answer, std::uint32_t position);

@@ -91,7 +91,8 @@ Result<std::shared_ptr<DaemonRuntime>> DaemonRuntime::connect(const std::string&
                                                               const RuntimeOptions& options) {
   auto connection = DaemonConnection::open(grpc_socket, session_socket, options);
   if (!connection.ok()) return std::move(connection).status();
-  std::shared_ptr<DaemonRuntime> runtime(new DaemonRuntime(options));
+  // options() reports what accordd granted, which may be less than what was asked.
+  std::shared_ptr<DaemonRuntime> runtime(new DaemonRuntime(connection.value()->granted(options)));
   runtime->connection_ = std::move(connection).value();
   return runtime;
 }
