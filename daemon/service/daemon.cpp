@@ -131,7 +131,12 @@ class Daemon::Impl {
     channel.priorities = config_.priorities;
     channel.max_message_bytes = config_.max_message_bytes;
     wire::RingPollerOptions poller;
-    poller.threads = config_.ring_poller_threads;
+    // Enough threads for a ring per session (a thread serves at most kRingsPerThread): a
+    // session refused a ring falls back to gRPC at many times the cost. At most 64, since
+    // each idle thread still wakes every max_sleep; sessions beyond 8,128 use gRPC.
+    const std::size_t needed = (config_.max_sessions + wire::RingPoller::kRingsPerThread - 1) /
+                               wire::RingPoller::kRingsPerThread;
+    poller.threads = std::max(config_.ring_poller_threads, std::min<std::size_t>(needed, 64));
     auto rings = RingService::start(engine_->scheduler(), poller);
     if (!rings.ok()) return std::move(rings).status();
     rings_ = std::move(rings).value();

@@ -97,7 +97,10 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   c->graph_slots_ = welcome->graph_slots;
   c->memory_budget_ = welcome->memory_budget;
   if (options.submission_ring) {
-    ACCORD_RETURN_IF_ERROR(c->open_ring(welcome->max_submissions, options.ring_spin));
+    // A daemon with no room for another ring (Busy) or none at all (Unsupported) still
+    // serves the session: every call then goes through gRPC.
+    const Status ring = c->open_ring(welcome->max_submissions, options.ring_spin);
+    if (!ring.ok() && ring.kind() != ErrorKind::Busy && ring.kind() != ErrorKind::Unsupported) return ring;
   }
 
   grpc::ChannelArguments args;
