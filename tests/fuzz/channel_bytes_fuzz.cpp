@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "tests/fuzz/fuzz_daemon.h"

@@ -7,6 +7,7 @@
 // witness session must still submit and complete its graph on its own ring.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
