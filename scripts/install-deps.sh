@@ -5,6 +5,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
+  # The asan configuration and its fuzz targets (tests/fuzz): clang 16 with its runtimes,
+  # libclang_rt.fuzzer among them. Not Debian 12's default clang 14: it lacks
+  # __builtin_source_location, so libstdc++ 12's std::source_location (accord/status.h)
+  # does not compile with it.
+  clang-16 libclang-rt-16-dev
   catch2 libbenchmark-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

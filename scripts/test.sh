@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All tests: install what is needed, then build and run each configuration once:
 #   debug  - every suite
-#   asan   - every suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   asan   - every suite under AddressSanitizer + UndefinedBehaviorSanitizer, built with
+#            clang 16 so that the libFuzzer targets (tests/fuzz) build and run there too
 #   tsan   - the engine (scheduler) and conformance suites under ThreadSanitizer
 # ACCORD_TEST_CONFIGS="debug asan tsan" selects configurations.
 set -euo pipefail
@@ -33,7 +34,8 @@ for c in $configs; do
     asan)
       ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-        run_config asan Asan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF ;;
+        run_config asan Asan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF \
+          -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 ;;
     tsan)
       TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp} \
         run_config tsan Tsan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF \
