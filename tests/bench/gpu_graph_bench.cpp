@@ -456,29 +456,20 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
       std::printf("  (no green contexts: the device resource could not be described)\n");
     }
   }
-  if (wanted("accord"))
-    run("accord embedded: a runtime per thread",
-      [&] {
-        return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
-                                             std::array<std::uint32_t, 3>{32, 1, 1}, 0);
-      },
-      [](AccordChain& a) { a.run_once(); });
-  if (wanted("accord-event"))
-    run("accord embedded: a runtime per thread, events",
+  // Accord rows: the same chain through an embedded runtime per thread, with `options`.
+  const auto accord_row = [&](const char* row, const char* label, const DeviceOptions& options) {
+    if (!wanted(row)) return;
+    run(label,
         [&] {
           return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
-                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0,
-                                               DeviceOptions{{"cuda.completion", "event"}});
+                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0, options);
         },
         [](AccordChain& a) { a.run_once(); });
-  if (wanted("accord-1stream"))
-    run("accord embedded: a runtime per thread, 1 stream/lane",
-        [&] {
-          return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
-                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0,
-                                               DeviceOptions{{"cuda.streams_per_lane", "1"}});
-        },
-        [](AccordChain& a) { a.run_once(); });
+  };
+  accord_row("accord", "accord embedded: a runtime per thread", {});
+  accord_row("accord-event", "accord embedded: a runtime per thread, events", {{"cuda.completion", "event"}});
+  accord_row("accord-1stream", "accord embedded: a runtime per thread, 1 stream/lane",
+             {{"cuda.streams_per_lane", "1"}});
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
