@@ -1,6 +1,6 @@
 // Many tenants through the real accordd (issue "Submission ring and many tenants"):
 //   1. submissions per second of a one-region host graph (accord.add_f32 over 16 floats)
-//      with 1, 4, 16 and 64 client processes, each its own session looping
+//      with 1, 2, 4, 16 and 64 client processes, each its own session looping
 //      submit -> wait -> drop (over the ring) for --seconds;
 //   2. 256 client processes connected at once, each submitting now and then (every 50 to
 //      150 ms) for --seconds: how many were refused, how many submissions failed or took
@@ -195,7 +195,7 @@ void throughput(const DaemonProcess& accordd, std::chrono::seconds duration) {
   std::printf("  %9s %14s %10s %10s %14s %10s\n", "processes", "submissions/s", "p50 us", "p99 us", "accordd cpu/sub",
               "bad");
   const auto clock = cpu_clock_of(accordd.pid());
-  for (int n : {1, 4, 16, 64}) {
+  for (int n : {1, 2, 4, 16, 64}) {
     Clients clients = spawn_clients("loop", accordd.grpc_socket(), n);
     const std::int64_t start = now_ns() + 300'000'000;  // every client sees the go file first
     const std::int64_t end = start + std::chrono::nanoseconds(duration).count();
