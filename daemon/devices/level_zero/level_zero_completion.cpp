@@ -87,17 +87,15 @@ CompletionWait NpuCompletion::wait(std::chrono::nanoseconds limit) noexcept {
   }
   const auto timeout = static_cast<std::uint64_t>(limit.count() > 0 ? limit.count() : 0);
   const ze_result_t result = ze_.zeFenceHostSynchronize(launch->fence, timeout);
+  const bool gave_up = result == ZE_RESULT_NOT_READY || stopping_.load();
   bool others = false;
   {
     std::lock_guard lock(mutex_);
     others = --helpers_ == 0 && head_ != nullptr;
+    if (gave_up) launch->watchers.fetch_sub(1, std::memory_order_release);  // finish() does it otherwise
   }
   if (others) changed_.notify_one();  // the completion thread watches again
-  if (result == ZE_RESULT_NOT_READY || stopping_.load()) {
-    std::lock_guard lock(mutex_);
-    launch->watchers.fetch_sub(1, std::memory_order_release);
-    return stopping_.load() ? CompletionWait::Idle : CompletionWait::TimedOut;
-  }
+  if (gave_up) return stopping_.load() ? CompletionWait::Idle : CompletionWait::TimedOut;
   finish(*launch, generation, result);
   return CompletionWait::Reported;
 }
