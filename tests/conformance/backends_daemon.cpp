@@ -4,6 +4,7 @@
 // (accord::Runtime::connect). The same test files as the embedded suite.
 #include <stdlib.h>
 
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,14 @@ struct DaemonUnderTest {
   std::string dir;
   std::unique_ptr<accord::service::Daemon> daemon;
   accord::Status status;
+
+  // Runs at exit: the daemon stops first, then its socket directory goes, so repeated
+  // test runs leave nothing behind in /tmp.
+  ~DaemonUnderTest() {
+    daemon.reset();
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
 };
 
 DaemonUnderTest& daemon_under_test() {

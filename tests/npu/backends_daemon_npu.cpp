@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,14 @@ struct DaemonUnderTest {
   std::string dir;
   std::unique_ptr<accord::service::Daemon> daemon;
   accord::Status status;
+
+  // Runs at exit: the daemon stops first, then its socket directory goes, so repeated
+  // test runs leave nothing behind in /tmp.
+  ~DaemonUnderTest() {
+    daemon.reset();
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
 };
 
 DaemonUnderTest& daemon_under_test() {

@@ -114,7 +114,10 @@ void NpuCompletion::run() noexcept {
     bool helped = false;
     while (result == ZE_RESULT_NOT_READY && !helped) {
       result = ze_.zeFenceHostSynchronize(launch->fence, poll_ns_);
-      if (stopping_) return;  // abandoned: no sink after stop()
+      if (stopping_) {  // abandoned: no sink after stop(), and no watch left behind
+        launch->watchers.fetch_sub(1, std::memory_order_release);
+        return;
+      }
       std::lock_guard lock(mutex_);
       helped = helpers_ > 0;
     }

@@ -88,6 +88,10 @@ NpuRegion::~NpuRegion() {
   constexpr std::uint64_t kReleaseWaitNs = 1'000'000'000;
   for (Slot& slot : slots_) {
     if (!slot.launched || !slot.fence) continue;
+    // A waiter reported this slot, but the completion thread may still be returning from
+    // its own wait on the same fence, and still counts itself in `pending`: neither the
+    // fence nor `pending` may go before it leaves.
+    NpuCompletion::await_unwatched(slot.pending);
     if (runtime_->ze().zeFenceHostSynchronize(slot.fence.get(), kReleaseWaitNs) != ZE_RESULT_SUCCESS)
       graveyard_->bury(std::move(slot.list), std::move(slot.fence));
   }

@@ -58,8 +58,9 @@ class NpuRegion final : public NativeRegion {
                                                    std::shared_ptr<NpuGraveyard> graveyard, const void* owner,
                                                    const RegionRequest& request);
 
-  // Waits (up to 1 s per slot) for the last launch of each slot to finish, so the device
-  // no longer uses its list and fence, then destroys them; a slot still running after
+  // Waits for every thread still inside a wait on a slot's fence to leave it, and (up to
+  // 1 s per slot) for the last launch of each slot to finish, so the device no longer
+  // uses its list and fence, then destroys them; a slot still running after
   // that (a hung region) is buried in the graveyard instead. The engine releases regions
   // only after shut_down() or once their launches were reported.
   ~NpuRegion() override;
