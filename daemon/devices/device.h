@@ -202,6 +202,10 @@ class CompletionSink {
 class DeviceListener {
  public:
   virtual void on_device_lost(Status cause) noexcept = 0;
+  // The device is usable again after a loss (a GPU executor was restarted): new
+  // allocations, code and regions work; everything made before the loss stays lost.
+  // `how` says what was done ("executor restarted (pid 1234) after: <cause>").
+  virtual void on_device_recovered(std::string how) noexcept { static_cast<void>(how); }
 
  protected:
   ~DeviceListener() = default;
@@ -290,6 +294,11 @@ class Device {
   // Thread-safe. The first report wins; later ones are ignored by the registry.
   void report_lost(Status cause) noexcept {
     if (listener_ != nullptr) listener_->on_device_lost(std::move(cause));
+  }
+  // Thread-safe. After report_lost(), once the device serves new work again. Memory,
+  // code and regions created before the loss must keep failing (DeviceLost) if used.
+  void report_recovered(std::string how) noexcept {
+    if (listener_ != nullptr) listener_->on_device_recovered(std::move(how));
   }
 
  private:
