@@ -6,11 +6,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/devices/device.h"
@@ -25,11 +27,25 @@ struct AbsentBackend {
   std::string reason;
 };
 
-// Told once per lost device, on the thread that reported the loss (possibly a device
-// thread). Must not block; the engine uses it to fail work queued on the device.
+// One loss or recovery of a device, as ListDevices and the log show it.
+struct DeviceEvent {
+  enum class Kind : std::uint8_t { Lost, Recovered };
+  Kind kind = Kind::Lost;
+  std::chrono::system_clock::time_point when{};
+  std::string what;  // the cause of a loss, or how the device came back
+};
+
+// Told once per loss of a device, on the thread that reported the loss (possibly a
+// device thread). Must not block; the engine uses it to fail work queued on the device.
 class DeviceLossObserver {
  public:
   virtual void on_device_lost(DeviceIndex device, const Status& cause) noexcept = 0;
+  // The device serves new work again (Device::report_recovered()); what was made on it
+  // before the loss stays lost. Default: nothing to do.
+  virtual void on_device_recovered(DeviceIndex device, const std::string& how) noexcept {
+    static_cast<void>(device);
+    static_cast<void>(how);
+  }
 
  protected:
   ~DeviceLossObserver() = default;
@@ -43,8 +59,10 @@ class DeviceRegistry {
   DeviceRegistry& operator=(DeviceRegistry&&) = delete;
   ~DeviceRegistry();
 
-  // Adds `device`, attaches the registry as its listener and returns its index.
-  DeviceIndex add(std::unique_ptr<Device> device);
+  // Adds `device`, attaches the registry as its listener and returns its index. A device
+  // with an `isolation` group (e.g. "uid:1001") is found only by sessions of that group,
+  // which find it before the shared device of the same id (a GPU executor of their own).
+  DeviceIndex add(std::unique_ptr<Device> device, std::string isolation = {});
   // Records a backend that opened no device, for ListDevices and the log.
   void add_absent(std::string backend, std::string reason);
   // The observer told about losses (the engine's scheduler). Borrowed; may be null.
@@ -56,9 +74,13 @@ class DeviceRegistry {
   std::span<const AbsentBackend> absent() const noexcept { return absent_; }
   // The index of the home device for `placement` (the host for HostVisible, GPU i for
   // GpuLocal(i), NPU i for NpuLocal(i) and Shared(i)), or -1 when none is here.
-  int find_for(MemoryPlacement placement) const noexcept;
-  // The index of the device `id` names, or -1.
-  int find(DeviceId id) const noexcept;
+  // `isolation` is the session's group: its own device of that id comes first.
+  int find_for(MemoryPlacement placement, std::string_view isolation = {}) const noexcept;
+  // The index of the device `id` names for a session of group `isolation` (empty: the
+  // shared devices only), or -1.
+  int find(DeviceId id, std::string_view isolation = {}) const noexcept;
+  // The isolation group the device was added with; empty for a shared device.
+  const std::string& isolation(std::size_t index) const noexcept { return entries_[index]->isolation; }
   // "host, gpu:0 (lost); absent: cuda: libcuda.so.1 not found" for error messages.
   std::string describe() const;
 
@@ -77,19 +99,41 @@ class DeviceRegistry {
   // Lost devices so far.
   std::uint64_t losses() const noexcept { return losses_.load(std::memory_order_relaxed); }
 
+  // --- recovery (thread-safe) ---
+  // A device that comes back after a loss starts a new generation: memory, code and
+  // regions record the generation they were made in, and stay lost once it has passed.
+  std::uint32_t generation(std::size_t index) const noexcept {
+    return entries_[index]->generation.load(std::memory_order_acquire);
+  }
+  // OK while the device is present and still in `generation`; DeviceLost otherwise,
+  // naming the device and the loss that ended that generation.
+  Status check_generation(std::size_t index, std::uint32_t generation) const;
+  // Marks a lost device present again in a new generation and tells the observer.
+  // Returns false (nothing changes) when the device was not lost.
+  bool recover(std::size_t index, std::string how) noexcept;
+  std::uint64_t recoveries() const noexcept { return recoveries_.load(std::memory_order_relaxed); }
+  // The device's last losses and recoveries, oldest first (at most kHistory).
+  static constexpr std::size_t kHistory = 32;
+  std::vector<DeviceEvent> history(std::size_t index) const;
+
   // Calls Device::shut_down() on every device, last added first.
   void shut_down_all() noexcept;
 
  private:
   struct Entry final : DeviceListener {
     void on_device_lost(Status reason) noexcept override { registry->mark_lost(index, std::move(reason)); }
+    void on_device_recovered(std::string how) noexcept override { registry->recover(index, std::move(how)); }
     DeviceRegistry* registry = nullptr;
     DeviceIndex index = 0;
     std::unique_ptr<Device> device;
+    std::string isolation;
     std::atomic<bool> lost{false};
+    std::atomic<std::uint32_t> generation{0};
     mutable std::mutex cause_mu;
-    std::string cause;  // cause_mu
+    std::string cause;                // cause_mu: of the current (or last) loss
+    std::vector<DeviceEvent> events;  // cause_mu: at most kHistory
   };
+  void record_event_locked(Entry& e, DeviceEvent::Kind kind, std::string what);
   // Entries are heap objects so that the listener address a device holds stays valid
   // when the registry is moved into the engine.
   void attach_all() noexcept;
@@ -97,6 +141,7 @@ class DeviceRegistry {
   std::vector<AbsentBackend> absent_;
   DeviceLossObserver* observer_ = nullptr;
   std::atomic<std::uint64_t> losses_{0};
+  std::atomic<std::uint64_t> recoveries_{0};
 };
 
 }  // namespace accord::devices

@@ -5,11 +5,12 @@
 namespace accord::engine {
 
 Allocation::Allocation(Ref<Session> session, std::uint64_t id, devices::DeviceIndex home,
-                       MemoryPlacement placement, std::unique_ptr<devices::DeviceMemory> memory,
-                       std::size_t bytes) noexcept
+                       std::uint32_t home_generation, MemoryPlacement placement,
+                       std::unique_ptr<devices::DeviceMemory> memory, std::size_t bytes) noexcept
     : session_(std::move(session)),
       id_(id),
       home_(home),
+      home_generation_(home_generation),
       placement_(placement),
       memory_(std::move(memory)),
       bytes_(bytes),
@@ -27,14 +28,15 @@ Allocation::~Allocation() {
 }
 
 Result<const devices::AdmittedMemory*> Allocation::admission_for(devices::DeviceIndex index,
+                                                                 std::uint32_t generation,
                                                                  devices::Device& device,
                                                                  const devices::DeviceInfo& home_info) {
   std::lock_guard lock(admissions_mu_);
-  for (const auto& [admitted_to, view] : admissions_)
-    if (admitted_to == index) return static_cast<const devices::AdmittedMemory*>(view.get());
+  for (const Admitted& a : admissions_)
+    if (a.device == index && a.generation == generation) return static_cast<const devices::AdmittedMemory*>(a.view.get());
   ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<devices::AdmittedMemory> view, device.admit(*memory_, home_info));
-  admissions_.emplace_back(index, std::move(view));
-  return static_cast<const devices::AdmittedMemory*>(admissions_.back().second.get());
+  admissions_.push_back({index, generation, std::move(view)});
+  return static_cast<const devices::AdmittedMemory*>(admissions_.back().view.get());
 }
 
 void Allocation::poison(std::string message) noexcept {

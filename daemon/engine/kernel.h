@@ -14,17 +14,21 @@ class Session;
 
 class Kernel final : public RefCounted {
  public:
-  Kernel(Ref<Session> session, devices::DeviceIndex device, std::unique_ptr<devices::LoadedCode> code) noexcept
-      : session_(std::move(session)), device_(device), code_(std::move(code)) {}
+  Kernel(Ref<Session> session, devices::DeviceIndex device, std::uint32_t generation,
+         std::unique_ptr<devices::LoadedCode> code) noexcept
+      : session_(std::move(session)), device_(device), generation_(generation), code_(std::move(code)) {}
 
   Session& session() const noexcept { return *session_; }
   devices::DeviceIndex device_index() const noexcept { return device_; }
+  // The device's generation when the code was loaded (DeviceRegistry::generation()).
+  std::uint32_t generation() const noexcept { return generation_; }
   const devices::LoadedCode& code() const noexcept { return *code_; }
 
  private:
   ~Kernel() override = default;
   Ref<Session> session_;
   devices::DeviceIndex device_;
+  std::uint32_t generation_;
   std::unique_ptr<devices::LoadedCode> code_;
 };
 

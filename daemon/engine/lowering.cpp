@@ -153,19 +153,26 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
   out.device = op.kind == OpKind::Kernel ? op.kernel->device_index() : data_device(devices, op);
   devices::Device& device = devices.at(out.device);
   if (op.kind == OpKind::Kernel) out.lane = kernel_lane(device.info().kind);
-  if (devices.lost(out.device)) return devices.lost_error(out.device).annotate(where(node));
+  if (op.kind == OpKind::Kernel) {
+    if (Status s = devices.check_generation(out.device, op.kernel->generation()); !s.ok())
+      return std::move(s).annotate(where(node) + " (kernel '" + op.kernel->code().name() + "')");
+  } else if (devices.lost(out.device)) {
+    return devices.lost_error(out.device).annotate(where(node));
+  }
   if (!has_lane(device, out.lane))
     return unsupported_error(where(node) + ": device " + device_name(devices, out.device) + " has no " +
                              std::string(to_string(out.lane)) + " lane");
   for (std::size_t b = 0; b < op.bindings.size(); ++b) {
     Allocation& allocation = *op.bindings[b].allocation;
     const devices::DeviceIndex home = allocation.home();
-    if (devices.lost(home)) return devices.lost_error(home).annotate(where(node, b));
+    if (Status s = devices.check_generation(home, allocation.home_generation()); !s.ok())
+      return std::move(s).annotate(where(node, b));
     if (home == out.device) {
       resolved.push_back({nullptr, allocation.memory().device_address()});
       continue;
     }
-    auto admitted = allocation.admission_for(out.device, device, devices.at(home).info());
+    auto admitted =
+        allocation.admission_for(out.device, devices.generation(out.device), device, devices.at(home).info());
     if (!admitted.ok()) {
       Status status = std::move(admitted).status();
       const std::string what = where(node, b) + ": memory of " + device_name(devices, home) +
@@ -194,6 +201,10 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   if (spec.ops.empty()) return invalid_error("cannot prepare an empty graph");
   if (spec.ops.size() > (1u << 24)) return invalid_error("graph has too many nodes");
   Engine& engine = session.engine();
+  // Generations before anything is admitted or lowered: a device that restarts while
+  // this runs leaves the graph stale, never current with regions of the old executor.
+  std::vector<std::uint32_t> generations(engine.devices().size());
+  for (std::size_t d = 0; d < generations.size(); ++d) generations[d] = engine.devices().generation(d);
 
   std::vector<AccessRange> uses;
   uses.reserve(spec.ops.size() * 3);
@@ -254,6 +265,7 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   }
   std::sort(g.devices_.begin(), g.devices_.end());
   g.devices_.erase(std::unique(g.devices_.begin(), g.devices_.end()), g.devices_.end());
+  for (devices::DeviceIndex d : g.devices_) g.device_generations_.push_back(generations[d]);
 
   // Lower each region on its device, with the inferred edges between its operations.
   std::vector<devices::OperationBinding> bindings;

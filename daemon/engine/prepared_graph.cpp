@@ -11,4 +11,10 @@ PreparedGraph::PreparedGraph(Ref<Session> session, std::uint64_t id) noexcept
 // allocations those regions point into.
 PreparedGraph::~PreparedGraph() = default;
 
+Status PreparedGraph::check_devices(const devices::DeviceRegistry& registry) const {
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    if (Status s = registry.check_generation(devices_[i], device_generations_[i]); !s.ok()) return s;
+  return Status();
+}
+
 }  // namespace accord::engine

@@ -11,6 +11,7 @@
 
 #include "accord/lane.h"
 #include "daemon/devices/device.h"
+#include "daemon/devices/device_registry.h"
 #include "daemon/engine/access_summary.h"
 #include "daemon/engine/allocation.h"
 #include "daemon/engine/interval_frontier.h"
@@ -63,6 +64,11 @@ class PreparedGraph final : public RefCounted {
   // Every device the graph touches: the devices its regions run on and the homes of
   // its allocations, sorted. A submit fails at once when one of them is lost.
   const std::vector<devices::DeviceIndex>& devices() const noexcept { return devices_; }
+  // The generation of devices()[i] the graph was prepared in: after that device
+  // restarts, the graph is lost (DeviceRegistry::check_generation).
+  const std::vector<std::uint32_t>& device_generations() const noexcept { return device_generations_; }
+  // OK while every device of the graph is present in the generation it was prepared in.
+  Status check_devices(const devices::DeviceRegistry& registry) const;
   std::size_t slot_count() const noexcept { return slots_.size(); }
   Submission& slot(std::size_t i) const noexcept { return *slots_[i]; }
 
@@ -80,6 +86,7 @@ class PreparedGraph final : public RefCounted {
   std::vector<AllocationUse> uses_;
   std::vector<PreparedRegion> regions_;
   std::vector<devices::DeviceIndex> devices_;
+  std::vector<std::uint32_t> device_generations_;
   DependencyLists deps_;
   AccessSummary summary_;
   std::size_t op_count_ = 0;

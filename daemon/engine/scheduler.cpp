@@ -142,11 +142,9 @@ void Scheduler::execute(RegionRun& run) noexcept {
   // A device may have been lost, or an allocation poisoned by another graph, after
   // this one was accepted: never run device work there. Nothing of this region ran,
   // so the submission fails with DeviceLost and poisons nothing (engine item 10).
-  for (devices::DeviceIndex d : graph.devices()) {
-    if (devices_.lost(d)) {
-      end_region(run, devices_.lost_error(d), false);
-      return;  // may destroy run's graph: no access below
-    }
+  if (Status lost = graph.check_devices(devices_); !lost.ok()) {
+    end_region(run, std::move(lost), false);
+    return;  // may destroy run's graph: no access below
   }
   for (const AllocationUse& use : graph.uses()) {
     if (use.allocation->poisoned()) {

@@ -59,8 +59,7 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
   Session& session = graph.session();
   if (shutdown_) return busy_error("the engine is shutting down");
   // 1. Lost devices, poison and quarantine.
-  for (devices::DeviceIndex d : graph.devices())
-    if (devices_.lost(d)) return devices_.lost_error(d);
+  ACCORD_RETURN_IF_ERROR(graph.check_devices(devices_));
   if (graph.quarantined()) return device_lost_error("graph quarantined after native failure");
   for (const AllocationUse& use : graph.uses())
     if (use.allocation->poisoned())

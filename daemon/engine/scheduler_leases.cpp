@@ -25,8 +25,8 @@ Status not_host_mapped(const Allocation& allocation) {
 Status Scheduler::grant_lease_locked(Allocation& allocation, LeaseMode mode, bool& must_wait) {
   must_wait = false;
   const bool write = mode == LeaseMode::Write;
-  if (devices_.lost(allocation.home()))
-    return devices_.lost_error(allocation.home()).annotate("allocation " + std::to_string(allocation.id()));
+  if (Status s = devices_.check_generation(allocation.home(), allocation.home_generation()); !s.ok())
+    return std::move(s).annotate("allocation " + std::to_string(allocation.id()));
   if (allocation.poisoned())
     return device_lost_error("allocation " + std::to_string(allocation.id()) +
                              " is poisoned: " + allocation.poison_message());

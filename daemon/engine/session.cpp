@@ -28,10 +28,12 @@ Result<Ref<Allocation>> Session::allocate(std::size_t bytes, MemoryPlacement pla
   if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
     return invalid_error("allocation of " + std::to_string(bytes) + " bytes exceeds PTRDIFF_MAX");
   devices::DeviceRegistry& registry = engine_.device_registry();
-  const int device = registry.find_for(placement);
+  const int device = registry.find_for(placement, limits_.isolation);
   if (device < 0)
     return unsupported_error("no device here holds " + placement.to_string() + " memory (devices: " +
                              registry.describe() + ")");
+  // Read before the device is asked: memory made across a restart is of the old one.
+  const std::uint32_t generation = registry.generation(static_cast<std::size_t>(device));
   if (registry.lost(static_cast<std::size_t>(device)))
     return registry.lost_error(static_cast<std::size_t>(device)).annotate("allocating " + placement.to_string());
   // Charge what was asked for first, so concurrent allocations cannot overshoot the
@@ -59,7 +61,8 @@ Result<Ref<Allocation>> Session::allocate(std::size_t bytes, MemoryPlacement pla
   stats_.add_allocation(granted, import);
   engine_.counters().add_allocation(granted, import);
   return make_ref<Allocation>(Ref<Session>::retain(this), engine_.next_id(),
-                              static_cast<devices::DeviceIndex>(device), placement, std::move(memory).value(), bytes);
+                              static_cast<devices::DeviceIndex>(device), generation, placement,
+                              std::move(memory).value(), bytes);
 }
 
 Status Session::charge_budget(std::uint64_t bytes, std::uint64_t request) {
@@ -85,15 +88,16 @@ Result<Ref<Kernel>> Session::load_kernel(const devices::CodeImage& image,
                                          const KernelContract& contract) {
   ACCORD_RETURN_IF_ERROR(contract.validate());
   devices::DeviceRegistry& registry = engine_.device_registry();
-  const int device = registry.find(image.device);
+  const int device = registry.find(image.device, limits_.isolation);
   if (device < 0)
     return unsupported_error("cannot load kernel '" + image.name + "' on " + image.device.to_string() +
                              ": no such device here (devices: " + registry.describe() + ")");
   const auto index = static_cast<devices::DeviceIndex>(device);
+  const std::uint32_t generation = registry.generation(index);
   if (registry.lost(index)) return registry.lost_error(index).annotate("loading kernel '" + image.name + "'");
   auto code = registry.at(index).load(image, contract);
   if (!code.ok()) return std::move(code).status();
-  return make_ref<Kernel>(Ref<Session>::retain(this), index, std::move(code).value());
+  return make_ref<Kernel>(Ref<Session>::retain(this), index, generation, std::move(code).value());
 }
 
 Result<Submission*> Session::submit(PreparedGraph& graph, std::span<Submission* const> producers) {

@@ -38,6 +38,10 @@ struct SessionLimits {
   // devices as RegionRequest::priority (the CUDA backend maps it to stream priorities).
   // The service grants it within accordd's [priorities] configuration.
   int priority = 0;
+  // The session's isolation group ("uid:1001"): a device added to the registry with this
+  // group (a GPU executor of its own) serves its placements and code before the shared
+  // one. Empty: shared devices only.
+  std::string isolation;
   // Invalid for zero capacities and for a priority outside [-kMaxPriority, kMaxPriority].
   Status validate() const;
 };

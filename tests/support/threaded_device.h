@@ -172,6 +172,14 @@ class ThreadedDevice final : public devices::Device {
     cv_.notify_all();
     report_lost(device_lost_error(cause));
   }
+  // Comes back after lose(), as a restarted GPU executor does: new work runs again.
+  void recover(const std::string& how) {
+    {
+      std::lock_guard lock(mu_);
+      lost_ = false;
+    }
+    report_recovered(how);
+  }
   std::vector<Event> events() {
     std::lock_guard lock(mu_);
     return events_;

@@ -147,3 +147,61 @@ TEST_CASE("a region that never reports is failed by the watchdog and its device 
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(f.engine().scheduler().regions_in_flight() == 0);
 }
+
+TEST_CASE("a device that recovers after a loss serves new work, while everything made before the loss stays lost",
+          "[engine][device-loss][recovery]") {
+  DeviceSetOptions options;
+  options.workers = GENERATE(1, 2);
+  DeviceSetFixture f(options);
+  auto session = f.open();
+  auto old_gpu = session->allocate(64, MemoryPlacement::gpu_local(0)).value();
+  auto host_buf = session->allocate(64, MemoryPlacement::host_visible()).value();
+  auto old_graph = DeviceSetFixture::prepare(*session, {DeviceSetFixture::fill(old_gpu, 1)});
+  // Host memory admitted to the GPU before the loss: the allocation survives (its home
+  // is the host), and a graph prepared after recovery admits it to the new GPU again.
+  auto old_upload = DeviceSetFixture::prepare(*session, {DeviceSetFixture::copy(old_gpu, host_buf)});
+  auto& registry = f.engine().devices();
+  const std::uint32_t before = registry.generation(1);
+
+  f.gpu().lose("illegal address in kernel 'bad'");
+  CHECK(registry.lost(1));
+  f.gpu().recover("executor restarted (pid 42)");
+  CHECK_FALSE(registry.lost(1));
+  CHECK(registry.generation(1) == before + 1);
+  CHECK(registry.recoveries() == 1);
+  const auto history = registry.history(1);
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].kind == devices::DeviceEvent::Kind::Lost);
+  CHECK(history[0].what.find("illegal address") != std::string::npos);
+  CHECK(history[1].kind == devices::DeviceEvent::Kind::Recovered);
+  CHECK(history[1].what == "executor restarted (pid 42)");
+
+  // The old graph, the old memory and a graph over the old memory: DeviceLost, naming
+  // the device and the loss that ended their generation.
+  auto stale = session->submit(*old_graph, {});
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.status().kind() == ErrorKind::DeviceLost);
+  CHECK(mentions(stale.status(), "gpu:0"));
+  CHECK(mentions(stale.status(), "restarted"));
+  CHECK(mentions(stale.status(), "illegal address"));
+  CHECK(session->submit(*old_upload, {}).status().kind() == ErrorKind::DeviceLost);
+  engine::GraphSpec spec;
+  spec.ops = {DeviceSetFixture::fill(old_gpu, 3)};
+  auto over_old = session->prepare(std::move(spec));
+  REQUIRE_FALSE(over_old.ok());
+  CHECK(over_old.status().kind() == ErrorKind::DeviceLost);
+  CHECK(mentions(over_old.status(), "restarted"));
+
+  // New memory and graphs run, including host memory admitted again after the restart.
+  auto fresh = session->allocate(64, MemoryPlacement::gpu_local(0)).value();
+  auto fill = DeviceSetFixture::prepare(*session, {DeviceSetFixture::fill(fresh, 7)});
+  auto s = session->submit(*fill, {}).value();
+  CHECK(s->wait().ok());
+  s->release_observer();
+  auto round_trip = DeviceSetFixture::prepare(
+      *session, {DeviceSetFixture::copy(fresh, host_buf), DeviceSetFixture::copy(host_buf, fresh)});
+  auto r = session->submit(*round_trip, {}).value();
+  CHECK(r->wait().ok());
+  r->release_observer();
+  CHECK(f.lost_reports() == std::vector<devices::DeviceIndex>{1});
+}
