@@ -446,6 +446,25 @@ const Setting kSettings[] = {
        c.daemon.priorities = std::move(policy);
        return {};
      }},
+    {"gpu_isolation", "--gpu-isolation", "uid.USER|gid.GROUP",
+     "sessions of this user or group get a GPU executor of their own on every GPU, so another tenant's GPU "
+     "fault never touches their work; GPU contexts then time-slice (repeatable)",
+     Shape::List,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       c.daemon.isolated_uids.clear();
+       c.daemon.isolated_gids.clear();
+       for (const Input& in : v) {
+         if (in.node && !in.node->is_string()) return wrong_type(in, "\"uid.USER\" or \"gid.GROUP\"");
+         const std::string text = in.node ? in.node->as_string()->get() : std::string(in.text);
+         const bool uid = text.rfind("uid.", 0) == 0;
+         const bool gid = text.rfind("gid.", 0) == 0;
+         if ((!uid && !gid) || text.size() == 4) return invalid(in, in_quotes(text) + " is not uid.USER or gid.GROUP");
+         const Input who{nullptr, std::string_view(text).substr(4), in.where + " (" + text + ")", {}};
+         ACCORD_ASSIGN_OR_RETURN(const std::uint32_t id, get_id(who, uid ? IdKind::User : IdKind::Group));
+         (uid ? c.daemon.isolated_uids : c.daemon.isolated_gids).push_back(id);
+       }
+       return {};
+     }},
     {"device_options", "--device-option", "BACKEND.KEY=VALUE", "a device backend option (repeatable)",
      Shape::Table,
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
@@ -761,6 +780,12 @@ std::string to_toml(const AccorddConfig& config) {
   out << "\nnpu_emulator = " << (d.npu_emulator ? "true" : "false");
   out << "\nwatchdog_seconds = "
       << std::chrono::duration_cast<std::chrono::seconds>(d.watchdog_timeout).count();
+  // Numeric ids, which the file accepts as "uid.1000" as well as names.
+  std::vector<std::string> isolation;
+  for (std::uint32_t uid : d.isolated_uids) isolation.push_back("uid." + std::to_string(uid));
+  for (std::uint32_t gid : d.isolated_gids) isolation.push_back("gid." + std::to_string(gid));
+  out << "\ngpu_isolation = ";
+  write_array(out, isolation, string_writer);
   // Tables end the document: every key after a header belongs to that table.
   out << "\n[priorities]\nmax_priority = " << d.priorities.max_priority << '\n';
   for (const auto& [uid, limit] : d.priorities.uid_max) out << "uid." << uid << " = " << limit << '\n';

@@ -25,6 +25,10 @@ struct DeviceSettings {
   // Backend options by "backend.key" (e.g. "null.devices" = "2"). Unknown keys are
   // refused by the backend that owns the prefix.
   std::map<std::string, std::string> options;
+  // Isolation groups ("uid:1001", "gid:50"): accordd opens each GPU once more per group,
+  // through a GPU executor of the group's own (DeviceRegistry::add's `isolation`), so
+  // another tenant's fault never reaches the group's work. Needs GPU executors.
+  std::vector<std::string> isolation_groups;
 
   bool names(std::string_view backend) const;
   // The option `backend.key`, or `fallback`.

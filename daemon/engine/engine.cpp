@@ -12,7 +12,8 @@ Status EngineOptions::validate() const {
 Engine::Engine(devices::DeviceRegistry devices, const EngineOptions& options)
     : devices_(std::move(devices)),
       scheduler_(std::make_unique<Scheduler>(
-          devices_, stats_, SchedulerOptions{options.worker_threads, options.watchdog_timeout, options.on_device_lost})) {}
+          devices_, stats_, SchedulerOptions{options.worker_threads, options.watchdog_timeout, options.on_device_lost,
+                                          options.on_device_recovered})) {}
 
 Engine::~Engine() {
   // Drain and join while scheduler_ still points at the scheduler: finishing regions

@@ -38,6 +38,8 @@ struct EngineOptions {
   // Told once per lost device, on the reporting thread, outside engine locks; must not
   // block (accordd logs it). May be empty.
   std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
+  // Told when a lost device serves new work again, the same way; may be empty.
+  std::function<void(devices::DeviceIndex, const std::string&)> on_device_recovered;
   Status validate() const;
 };
 

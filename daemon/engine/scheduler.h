@@ -40,6 +40,8 @@ struct SchedulerOptions {
   // Told once per lost device, on the thread that reported it, outside every engine
   // lock (accordd logs it). May be empty.
   std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
+  // Told when a lost device serves again (a GPU executor restarted), the same way.
+  std::function<void(devices::DeviceIndex, const std::string&)> on_device_recovered;
   // How long a waiting thread polls a device that completes by polling (a GPU) for its
   // own submission before it sleeps and leaves completion to the device's thread; also
   // the slice in which it blocks on a device that completes by waiting (an NPU's fence). A GPU
@@ -167,6 +169,7 @@ class Scheduler final : private devices::DeviceLossObserver {
   void tell_lease_waiters(LeaseWaiter* told) noexcept;
   // scheduler_watchdog.cpp
   void on_device_lost(devices::DeviceIndex device, const Status& cause) noexcept override;
+  void on_device_recovered(devices::DeviceIndex device, const std::string& how) noexcept override;
   void watchdog_loop();
   // Devices to mark lost once the lock is released (a few per watchdog pass; the next
   // pass catches any beyond that).

@@ -27,6 +27,12 @@ void Scheduler::on_device_lost(devices::DeviceIndex device, const Status& cause)
   if (options_.on_device_lost) options_.on_device_lost(device, cause);
 }
 
+void Scheduler::on_device_recovered(devices::DeviceIndex device, const std::string& how) noexcept {
+  // Nothing queued waits for a recovery: work of the old generation already failed, and
+  // new work is checked against the new generation when it is submitted.
+  if (options_.on_device_recovered) options_.on_device_recovered(device, how);
+}
+
 void Scheduler::watchdog_loop() {
   // Checking a few times per timeout is precise enough and keeps an idle daemon idle.
   const auto period = std::clamp<std::chrono::milliseconds>(options_.watchdog_timeout / 8,

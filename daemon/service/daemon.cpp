@@ -79,6 +79,8 @@ class Daemon::Impl {
   Status start() {
     ACCORD_RETURN_IF_ERROR(config_.validate());
     devices::DeviceSettings settings = config_.device_settings;
+    for (std::uint32_t uid : config_.isolated_uids) settings.isolation_groups.push_back("uid:" + std::to_string(uid));
+    for (std::uint32_t gid : config_.isolated_gids) settings.isolation_groups.push_back("gid:" + std::to_string(gid));
     if (config_.npu_emulator) {
       ACCORD_RETURN_IF_ERROR(emulation::enable_npu_emulator());
       if (!settings.backends.empty() &&
@@ -101,9 +103,14 @@ class Daemon::Impl {
       const devices::DeviceInfo& info = registry.value().at(i).info();
       names.push_back(info.id().to_string() + " '" + info.name + "'");
     }
-    engine_options.on_device_lost = [names = std::move(names)](devices::DeviceIndex index, const Status& cause) {
+    engine_options.on_device_lost = [names](devices::DeviceIndex index, const Status& cause) {
       spdlog::error("device {}: {} is lost: {}", index, index < names.size() ? names[index] : std::string("?"),
                     cause.message());
+    };
+    engine_options.on_device_recovered = [names = std::move(names)](devices::DeviceIndex index,
+                                                                    const std::string& how) {
+      spdlog::warn("device {}: {} is back in service: {}", index,
+                   index < names.size() ? names[index] : std::string("?"), how);
     };
     auto engine = engine::Engine::create(engine_options, std::move(registry).value());
     if (!engine.ok()) return std::move(engine).status();
@@ -129,6 +136,8 @@ class Daemon::Impl {
     channel.limits = config_.session_limits;
     channel.max_objects = config_.max_objects_per_session;
     channel.priorities = config_.priorities;
+    channel.isolated_uids = config_.isolated_uids;
+    channel.isolated_gids = config_.isolated_gids;
     channel.max_message_bytes = config_.max_message_bytes;
     wire::RingPollerOptions poller;
     // Enough threads for a ring per session (a thread serves at most kRingsPerThread): a

@@ -62,6 +62,10 @@ struct DaemonConfig {
   // Catalog refuses them (catalog GPU modules are a later addition).
 
   PriorityPolicy priorities;
+  // Who gets GPU executors of their own ([gpu_isolation]): a session whose uid, or else
+  // whose primary gid, is listed runs in that group's isolation group ("uid:1001").
+  std::vector<std::uint32_t> isolated_uids;
+  std::vector<std::uint32_t> isolated_gids;
 
   // Which device backends to open ("auto" when `backends` is empty) and their options,
   // given to the composition root (daemon/devices/composition). allow_plugins is

@@ -189,6 +189,12 @@ bool SessionChannelServer::handle_hello(int fd, const wire::ReceivedMessage& mes
     return false;
   }
   limits.priority = static_cast<int>(hello->priority);
+  const auto listed = [](const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  if (listed(options_.isolated_uids, connection.peer.uid)) limits.isolation = "uid:" + std::to_string(connection.peer.uid);
+  else if (listed(options_.isolated_gids, connection.peer.gid))
+    limits.isolation = "gid:" + std::to_string(connection.peer.gid);
   auto engine_session = engine_.open_session(limits, label);
   if (!engine_session.ok()) {
     send_error(fd, message.header.request_id, engine_session.status());

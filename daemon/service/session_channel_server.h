@@ -29,6 +29,8 @@ struct SessionChannelOptions {
   engine::SessionLimits limits;
   std::size_t max_objects = 4096;
   PriorityPolicy priorities;              // what each uid/gid may ask for
+  std::vector<std::uint32_t> isolated_uids;  // sessions with GPU executors of their own
+  std::vector<std::uint32_t> isolated_gids;
   std::uint64_t max_message_bytes = 0;    // told to clients in Welcome
 };
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <string>
 #include <vector>
 
 #include "daemon/devices/host/host_registration.h"
@@ -22,6 +23,9 @@ struct DeviceSetOptions {
   bool npu = false;
   std::size_t gpu_granularity = 1;
   std::chrono::milliseconds watchdog{60'000};
+  // Isolation groups: after the shared GPUs, each group gets its own gpu:0 (gpu(i) for
+  // i >= gpus, in this order), as accordd's --gpu-isolation does with executors.
+  std::vector<std::string> isolated_gpu0;
 };
 
 class DeviceSetFixture {
@@ -34,6 +38,12 @@ class DeviceSetFixture {
           devices::DeviceKind::Gpu, static_cast<int>(i), options.native_waits, options.gpu_granularity});
       gpus_.push_back(gpu.get());
       registry.add(std::move(gpu));
+    }
+    for (const std::string& group : options.isolated_gpu0) {
+      auto gpu = std::make_unique<ThreadedDevice>(
+          ThreadedDeviceOptions{devices::DeviceKind::Gpu, 0, options.native_waits, options.gpu_granularity});
+      gpus_.push_back(gpu.get());
+      registry.add(std::move(gpu), group);
     }
     if (options.npu) {
       auto npu = std::make_unique<ThreadedDevice>(ThreadedDeviceOptions{devices::DeviceKind::Npu, 0, options.native_waits, 1});

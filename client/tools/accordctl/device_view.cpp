@@ -25,12 +25,24 @@ std::string memory_text(const v1::Device& device) {
   return gib(device.memory_bytes()) + " (" + gib(device.memory_free()) + " free)";
 }
 
+// Why a device is lost or absent; for a present device that came back after losses,
+// how often and the last cause, so a restarted GPU executor is visible at a glance.
+std::string reason_text(const v1::Device& device) {
+  if (device.state() != "present" || device.recoveries() == 0) return device.reason();
+  std::string last_loss;
+  for (const v1::DeviceEvent& e : device.history())
+    if (e.kind() == "lost") last_loss = e.what();
+  return "recovered " + std::to_string(device.recoveries()) + "x; last loss: " + last_loss;
+}
+
 }  // namespace
 
 std::string device_id(const v1::Device& device) {
   if (absent(device) || device.kind().empty()) return "-";
   if (device.kind() == "host") return "host";
-  return device.kind() + ":" + std::to_string(device.ordinal());
+  std::string id = device.kind() + ":" + std::to_string(device.ordinal());
+  if (!device.isolation().empty()) id += " [" + device.isolation() + "]";
+  return id;
 }
 
 Table devices_table(const v1::ListDevicesResponse& response) {
@@ -45,10 +57,21 @@ Table devices_table(const v1::ListDevicesResponse& response) {
   for (const v1::Device& device : response.devices()) {
     table.add_row({absent(device) ? "-" : std::to_string(device.index()), device_id(device),
                    or_dash(device.backend()), or_dash(device.name()), or_dash(device.target()),
-                   memory_text(device), or_dash(device.state()), device.reason()});
+                   memory_text(device), or_dash(device.state()), reason_text(device)});
   }
   return table;
 }
+
+namespace {
+
+nlohmann::ordered_json history_json(const v1::Device& device) {
+  nlohmann::ordered_json history = nlohmann::ordered_json::array();
+  for (const v1::DeviceEvent& e : device.history())
+    history.push_back({{"kind", e.kind()}, {"unix_ms", e.unix_ms()}, {"what", e.what()}});
+  return history;
+}
+
+}  // namespace
 
 nlohmann::ordered_json devices_json(const v1::ListDevicesResponse& response) {
   using nlohmann::ordered_json;
@@ -71,7 +94,10 @@ nlohmann::ordered_json devices_json(const v1::ListDevicesResponse& response) {
                        {"state", device.state()},
                        {"reason", device.reason()},
                        {"lanes", lanes},
-                       {"placements", placements}});
+                       {"placements", placements},
+                       {"isolation", device.isolation()},
+                       {"recoveries", device.recoveries()},
+                       {"history", history_json(device)}});
   }
   return {{"devices", devices}};
 }

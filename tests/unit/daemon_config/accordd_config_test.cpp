@@ -313,6 +313,26 @@ TEST_CASE("npu_emulator is a switch, from the file or --npu-emulator", "[daemon]
   require_invalid_file("npu_emulater = true\n", {"'npu_emulater'", "did you mean 'npu_emulator'"});
 }
 
+TEST_CASE("gpu_isolation lists users and groups with GPU executors of their own", "[daemon][config]") {
+  auto flags = load({"--gpu-isolation", "uid.0", "--gpu-isolation", "gid.0", "--gpu-isolation", "uid.1234"});
+  INFO(message_of(flags));
+  REQUIRE(flags.ok());
+  CHECK(flags->daemon.isolated_uids == std::vector<std::uint32_t>{0, 1234});
+  CHECK(flags->daemon.isolated_gids == std::vector<std::uint32_t>{0});
+  CHECK(config::to_toml(*flags).find("\ngpu_isolation = [\"uid.0\", \"uid.1234\", \"gid.0\"]\n") != std::string::npos);
+  {
+    TempConfig file("gpu_isolation = [\"uid.root\"]\n");
+    auto r = load({"--config", file.path()});
+    INFO(message_of(r));
+    REQUIRE(r.ok());
+    CHECK(r->daemon.isolated_uids == std::vector<std::uint32_t>{0});
+    CHECK(r->daemon.isolated_gids.empty());
+  }
+  require_invalid_file("gpu_isolation = [\"alice\"]\n", {"'gpu_isolation'", "uid.USER or gid.GROUP"});
+  require_invalid_file("gpu_isolation = [3]\n", {"'gpu_isolation'"});
+  require_invalid_flags({"--gpu-isolation", "gid.no-such-group-here"}, "no group named 'no-such-group-here'");
+}
+
 TEST_CASE("device_options is a table of backend.key strings, from the file or --device-option",
           "[daemon][config]") {
   // A quoted dotted key, a dotted key (a nested table in TOML) and a sub-table all give

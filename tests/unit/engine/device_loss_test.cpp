@@ -205,3 +205,35 @@ TEST_CASE("a device that recovers after a loss serves new work, while everything
   r->release_observer();
   CHECK(f.lost_reports() == std::vector<devices::DeviceIndex>{1});
 }
+
+TEST_CASE("a session of an isolation group runs on its own device, and a loss there spares the shared one",
+          "[engine][device-loss][isolation]") {
+  DeviceSetOptions options;
+  options.isolated_gpu0 = {"uid:7"};
+  DeviceSetFixture f(options);
+  engine::SessionLimits isolated_limits;
+  isolated_limits.isolation = "uid:7";
+  auto shared = f.open(), isolated = f.open(isolated_limits);
+  auto& registry = f.engine().devices();
+  REQUIRE(registry.size() == 3);  // host, shared gpu:0, uid:7's gpu:0
+  CHECK(registry.isolation(2) == "uid:7");
+  CHECK(registry.find(DeviceId::gpu(0)) == 1);
+  CHECK(registry.find(DeviceId::gpu(0), "uid:7") == 2);
+  CHECK(registry.find(DeviceId::gpu(0), "uid:8") == 1);  // a group without its own device shares
+
+  auto a = shared->allocate(64, MemoryPlacement::gpu_local(0)).value();
+  auto b = isolated->allocate(64, MemoryPlacement::gpu_local(0)).value();
+  CHECK(a->home() == 1);
+  CHECK(b->home() == 2);
+  auto ga = DeviceSetFixture::prepare(*shared, {DeviceSetFixture::fill(a, 1)});
+  auto gb = DeviceSetFixture::prepare(*isolated, {DeviceSetFixture::fill(b, 2)});
+  CHECK(ga->regions()[0].device == 1);
+  CHECK(gb->regions()[0].device == 2);
+
+  f.gpu(0).lose("illegal address");  // the shared executor faults
+  CHECK(shared->submit(*ga, {}).status().kind() == ErrorKind::DeviceLost);
+  auto s = isolated->submit(*gb, {}).value();
+  CHECK(s->wait().ok());
+  s->release_observer();
+  CHECK(registry.describe().find("gpu:0 [uid:7]") != std::string::npos);
+}
