@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -21,6 +22,10 @@ struct DaemonUnderTest {
   std::unique_ptr<accord::service::Daemon> daemon;
   accord::Status status;
 
+  DaemonUnderTest() = default;
+  DaemonUnderTest(DaemonUnderTest&& other) noexcept
+      : dir(std::exchange(other.dir, {})), daemon(std::move(other.daemon)), status(std::move(other.status)) {}
+  DaemonUnderTest& operator=(DaemonUnderTest&&) = delete;
   // Runs at exit: the daemon stops first, then its socket directory goes, so repeated
   // test runs leave nothing behind in /tmp.
   ~DaemonUnderTest() {
