@@ -10,7 +10,18 @@ namespace accord::devices {
 
 namespace {
 
-BackendCatalog catalog() {
+// Opens `backend` through GPU executors when the settings ask for them (accordd), else
+// with its factory in this process.
+Result<std::vector<std::unique_ptr<Device>>> open_backend(const Backend* backend, const std::string& name,
+                                                          const DeviceSettings& settings, bool named) {
+  if (settings.through_executors(name)) return settings.gpu_executor_factory(BackendRequest{settings, named});
+  if (backend == nullptr) return unsupported_error(name + ": not built into this binary");
+  return backend->factory(BackendRequest{settings, named});
+}
+
+}  // namespace
+
+BackendCatalog built_catalog() {
   BackendCatalog c;
 #define ACCORD_BACKEND(name) register_##name(c);
 #include "accord_backend_list.inc"
@@ -18,18 +29,19 @@ BackendCatalog catalog() {
   return c;
 }
 
-}  // namespace
-
 std::vector<std::string> built_backends() {
   std::vector<std::string> names;
-  const BackendCatalog all = catalog();
+  const BackendCatalog all = built_catalog();
   for (const Backend& b : all.backends()) names.push_back(b.name);
   return names;
 }
 
 Result<DeviceRegistry> open_devices(const DeviceSettings& settings) {
-  const BackendCatalog all = catalog();
+  const BackendCatalog all = built_catalog();
+  // A backend served by executors may live only in the executor binary (a test's fake
+  // GPU backend): it need not be built here.
   for (const std::string& wanted : settings.backends) {
+    if (settings.through_executors(wanted)) continue;
     if (std::none_of(all.backends().begin(), all.backends().end(),
                      [&](const Backend& b) { return b.name == wanted; })) {
       std::string built;
@@ -42,7 +54,7 @@ Result<DeviceRegistry> open_devices(const DeviceSettings& settings) {
     const bool host = backend.name == "host";
     const bool named = settings.names(backend.name);
     if (!host && !settings.backends.empty() && !named) continue;
-    auto devices = backend.factory(BackendRequest{settings, named || host});
+    auto devices = open_backend(&backend, backend.name, settings, named || host);
     if (!devices.ok()) {
       // The host device is the embedded default and the daemon's floor: without it
       // nothing can run, so its failure is fatal; any other backend is only absent.
@@ -51,6 +63,18 @@ Result<DeviceRegistry> open_devices(const DeviceSettings& settings) {
       continue;
     }
     for (auto& device : devices.value()) registry.add(std::move(device));
+  }
+  const std::string& executor_backend = settings.gpu_executor_backend;
+  if (settings.through_executors(executor_backend) &&
+      std::none_of(all.backends().begin(), all.backends().end(),
+                   [&](const Backend& b) { return b.name == executor_backend; }) &&
+      (settings.backends.empty() || settings.names(executor_backend))) {
+    auto devices = open_backend(nullptr, executor_backend, settings, settings.names(executor_backend));
+    if (!devices.ok()) {
+      registry.add_absent(executor_backend, std::string(devices.status().message()));
+    } else {
+      for (auto& device : devices.value()) registry.add(std::move(device));
+    }
   }
   if (registry.size() == 0 || registry.at(0).info().kind != DeviceKind::Host)
     return internal_error("devices: the host backend opened no device");
