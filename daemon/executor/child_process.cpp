@@ -37,7 +37,7 @@ std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
     const char* name = ::strsignal(signal);
-    return "killed by signal " + std::to_string(signal) + " (" + (name ? name : "?") + ")";
+    return "was killed by signal " + std::to_string(signal) + " (" + (name ? name : "?") + ")";
   }
   return "ended with wait status " + std::to_string(status);
 }

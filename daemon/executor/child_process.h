@@ -38,7 +38,7 @@ class ChildProcess {
   // socket's hang-up is what tells).
   int pidfd() const noexcept { return pidfd_.get(); }
 
-  // Reaps without blocking: how it ended ("exited with status 3", "killed by signal 9
+  // Reaps without blocking: how it ended ("exited with status 3", "was killed by signal 9
   // (Killed)"), or nothing while it runs.
   std::optional<std::string> try_reap() noexcept;
   // Waits up to `limit` for the child to exit by itself, then SIGKILLs it; reaps it.
@@ -54,7 +54,7 @@ class ChildProcess {
   std::optional<std::string> exit_;
 };
 
-// "exited with status 3", "killed by signal 9 (Killed)".
+// "exited with status 3", "was killed by signal 9 (Killed)".
 std::string describe_wait_status(int status);
 
 }  // namespace accord::executor

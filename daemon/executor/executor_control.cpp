@@ -85,8 +85,12 @@ Status send_control(int socket, ControlOp op, std::uint32_t request_id, std::uin
 
 Result<std::optional<ControlMessage>> receive_control(int socket) {
   std::vector<std::byte> buffer(kMaxRecordBytes + 1);
-  ACCORD_ASSIGN_OR_RETURN(std::optional<wire::ReceivedRecord> record,
-                          wire::receive_record(socket, buffer, kMaxRecordBytes, "executor"));
+  auto received = wire::receive_record(socket, buffer, kMaxRecordBytes, "executor");
+  // A peer that exits with our message unread resets the connection (ECONNRESET): for
+  // the supervisor that is a hang-up like any other, not a malformed message.
+  if (!received.ok() && received.status().message().starts_with("executor channel closed"))
+    return std::optional<ControlMessage>();
+  ACCORD_ASSIGN_OR_RETURN(std::optional<wire::ReceivedRecord> record, std::move(received));
   if (!record) return std::optional<ControlMessage>();
   if (record->bytes < sizeof(ControlHeader))
     return invalid_error("executor message of " + std::to_string(record->bytes) + " bytes is shorter than its header");
