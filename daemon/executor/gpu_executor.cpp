@@ -75,9 +75,10 @@ Result<std::optional<ExecutorArgs>> parse_executor_args(int argc, const char* co
 }
 
 int run_gpu_executor(const devices::BackendCatalog& catalog, ExecutorArgs args) {
-  // Never outlive accordd; and if it died before this line, the parent is already gone.
+  // Never outlive accordd. (If it died before this line, its end of the socket is closed
+  // and the first receive below sees the hang-up; getppid() == 1 would not tell, since
+  // accordd may itself be pid 1 in a container.)
   static_cast<void>(::prctl(PR_SET_PDEATHSIG, SIGKILL));
-  if (::getppid() == 1) return kExecutorExitBadArgs;
   const std::string label = "gpu:" + std::to_string(args.ordinal) + " executor (pid " + std::to_string(::getpid()) + ")";
   UniqueFd socket(args.fd);
 
