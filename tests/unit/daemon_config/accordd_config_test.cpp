@@ -117,6 +117,7 @@ TEST_CASE("with no file and no flags the config is the built-in defaults", "[dae
   CHECK(d.device_settings.options.empty());
   CHECK(d.watchdog_timeout == std::chrono::seconds(60));
   CHECK_FALSE(d.npu_emulator);
+  CHECK(d.device_settings.gpu_executor_binary == "/proc/self/exe");  // gpu_executors = true
 }
 
 TEST_CASE("the sample deploy/accordd.toml loads and states exactly the defaults", "[daemon][config]") {
@@ -311,6 +312,28 @@ TEST_CASE("npu_emulator is a switch, from the file or --npu-emulator", "[daemon]
   }
   require_invalid_file("npu_emulator = \"yes\"\n", {"'npu_emulator'", "boolean"});
   require_invalid_file("npu_emulater = true\n", {"'npu_emulater'", "did you mean 'npu_emulator'"});
+}
+
+TEST_CASE("gpu_executors is a switch, on by default, from the file or --gpu-executors", "[daemon][config]") {
+  auto defaults = load({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->daemon.device_settings.gpu_executor_binary == config::kSelfExecutable);
+  CHECK(config::to_toml(*defaults).find("\ngpu_executors = true\n") != std::string::npos);
+  auto off = load({"--gpu-executors=false"});
+  REQUIRE(off.ok());
+  CHECK(off->daemon.device_settings.gpu_executor_binary.empty());
+  CHECK(config::to_toml(*off).find("\ngpu_executors = false\n") != std::string::npos);
+  {
+    TempConfig file("gpu_executors = false\n");
+    auto r = load({"--config", file.path()});
+    INFO(message_of(r));
+    REQUIRE(r.ok());
+    CHECK(r->daemon.device_settings.gpu_executor_binary.empty());
+    auto over = load({"--config", file.path(), "--gpu-executors"});
+    REQUIRE(over.ok());
+    CHECK(over->daemon.device_settings.gpu_executor_binary == config::kSelfExecutable);
+  }
+  require_invalid_file("gpu_executors = \"yes\"\n", {"'gpu_executors'", "boolean"});
 }
 
 TEST_CASE("device_options is a table of backend.key strings, from the file or --device-option",

@@ -140,7 +140,7 @@ TEST_CASE("an executor that dies mid-flight is restarted with its exit status in
   device->launch(*dying, {}, sink);
   REQUIRE(sink.wait());
   CHECK(sink.error().kind() == ErrorKind::DeviceLost);
-  CHECK_THAT(std::string(sink.error().message()), Contains("exited with status 66"));
+  CHECK_THAT(std::string(sink.error().message()), Contains("exited with status 57"));
   for (RecordingSink& s : flight.sinks) {
     REQUIRE(s.wait());
     CHECK(s.error().kind() == ErrorKind::DeviceLost);

@@ -21,8 +21,8 @@ enum class Builtin { AddOne, SleepMs, Fail, Fault, Die };
 
 class FakeCode final : public devices::LoadedCode {
  public:
-  FakeCode(std::string name, KernelContract contract, Builtin kind, std::uint32_t ms)
-      : name_(std::move(name)), contract_(std::move(contract)), kind(kind), ms(ms) {}
+  FakeCode(std::string name, KernelContract contract, Builtin builtin, std::uint32_t sleep_ms)
+      : name_(std::move(name)), contract_(std::move(contract)), kind(builtin), ms(sleep_ms) {}
   const std::string& name() const noexcept override { return name_; }
   const KernelContract& contract() const noexcept override { return contract_; }
 
@@ -236,7 +236,7 @@ class FakeGpu final : public devices::Device {
               break;
             case Builtin::SleepMs: std::this_thread::sleep_for(std::chrono::milliseconds(t.code->ms)); break;
             case Builtin::Fail: return execution_error(info_.name + ": fake.fail failed as asked");
-            case Builtin::Die: ::_exit(66);
+            case Builtin::Die: ::_exit(57);
             case Builtin::Fault: {
               std::lock_guard lock(mu_);
               lost_ = true;

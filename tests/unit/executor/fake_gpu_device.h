@@ -19,7 +19,7 @@ namespace accord::testing {
 //   fake.fail      no bindings: the region fails with Execution; the device stays fine
 //   fake.fault     no bindings: Execution for this region, DeviceLost for everything
 //                  else in flight, then report_lost (a sticky error)
-//   fake.die       no bindings: _exit(66), mid-flight, as a crashing executor would
+//   fake.die       no bindings: _exit(57), mid-flight, as a crashing executor would
 //   fake.hang_load loading it never returns (a hung driver call)
 std::unique_ptr<devices::Device> make_fake_gpu(int ordinal);
 
