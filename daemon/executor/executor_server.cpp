@@ -251,6 +251,13 @@ void ExecutorServer::release(const ControlMessage& message) {
     spdlog::warn("{}: {}", label_, request.status().message());
     return;
   }
+  // accordd releases an object only after it saw the completions of every launch that
+  // used it, each pushed under completion_lock_. Taking that lock here waits for a push
+  // still finishing and orders this delete after everything the device's thread did
+  // before it reported: an ordering that runs through accordd, which ThreadSanitizer
+  // cannot see across the process boundary.
+  while (completion_lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  completion_lock_.clear(std::memory_order_release);
   // Moved out under the lock and destroyed outside it: a device may block in teardown.
   std::unique_ptr<Region> region;
   std::unique_ptr<devices::LoadedCode> code;

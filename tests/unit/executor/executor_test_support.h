@@ -92,13 +92,13 @@ class RecordingSink final : public devices::CompletionSink {
   }
 
  private:
+  // Notifies under the lock: a waiter may destroy the sink as soon as wait() returns,
+  // and the report must be over by then.
   void record(int outcome, Status status) {
-    {
-      std::lock_guard lock(mu_);
-      ++reports_;
-      outcome_ = outcome;
-      status_ = std::move(status);
-    }
+    std::lock_guard lock(mu_);
+    ++reports_;
+    outcome_ = outcome;
+    status_ = std::move(status);
     cv_.notify_all();
   }
   mutable std::mutex mu_;
