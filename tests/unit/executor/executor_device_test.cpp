@@ -166,30 +166,72 @@ TEST_CASE("a launch waits natively for a predecessor still running", "[executor]
   device->launch(**q, devices::RegionWaits{0, before}, q_sink);
   REQUIRE(q_sink.wait());
   CHECK(q_sink.done());
-  CHECK(p_sink.reports() == 1);  // P reported before Q could run
+  // Q read what P wrote after its sleep: it did not overtake P. (P's report may come
+  // after Q's: a device orders execution, not reports.)
   for (std::uint32_t i = 0; i < kBytes / 4; ++i) REQUIRE(words(*out)[i] == i + 7);
+  REQUIRE(p_sink.wait());
+  CHECK(p_sink.done());
   p->reset();
   q->reset();
 }
 
 TEST_CASE("a launch with more native waits than fit in one ring entry keeps them all", "[executor]") {
   auto device = open_fake();
-  auto sleep = load_kernel(*device, "fake.sleep_ms", 0, 30);
-  auto nothing = load_kernel(*device, "fake.sleep_ms", 0, 0);
+  constexpr std::size_t kBytes = 64;
+  auto gpu = device->allocate({kBytes, MemoryPlacement::gpu_local(0)});
+  REQUIRE(gpu.ok());
+  auto in = host_pages(kBytes);
+  auto out = host_pages(kBytes);
+  std::iota(words(*in), words(*in) + kBytes / 4, 100u);
+  auto in_view = device->admit(*in, host_info());
+  auto out_view = device->admit(*out, host_info());
+  REQUIRE(in_view.ok());
+  REQUIRE(out_view.ok());
+  auto quick = load_kernel(*device, "fake.sleep_ms", 0, 1);
+  auto slow = load_kernel(*device, "fake.sleep_ms", 0, 200);
+
+  // 13 quick predecessors, then a 14th (its wait travels in the third ring entry) that
+  // sleeps and only then writes A. The last region reads A: had it lost that wait, the
+  // second worker would run it while the 14th still sleeps.
   std::vector<std::unique_ptr<devices::NativeRegion>> before;
   std::vector<RecordingSink> before_sinks(14);
   std::vector<devices::RegionWait> waits;
-  for (int i = 0; i < 14; ++i) {
-    before.push_back(lower_kernel(*device, *sleep));
-    device->launch(*before.back(), {}, before_sinks[static_cast<std::size_t>(i)]);
-    waits.push_back({before.back().get(), 0});
+  for (int i = 0; i < 13; ++i) before.push_back(lower_kernel(*device, *quick));
+  const devices::OperationBinding fill_a[2] = {bind(**gpu, kBytes, Access::Write),
+                                               bind(*in, kBytes, Access::Read, in_view->get())};
+  devices::Operation slow_ops[2];
+  slow_ops[0].kind = OpKind::Kernel;
+  slow_ops[0].code = slow.get();
+  slow_ops[1].kind = OpKind::Copy;
+  slow_ops[1].bindings = fill_a;
+  const devices::OperationEdge slow_edges[1] = {{0, 1}};
+  devices::RegionRequest slow_request = devices::RegionRequest::of(slow_ops);
+  slow_request.edges = slow_edges;
+  auto slow_region = device->lower(slow_request);
+  REQUIRE(slow_region.ok());
+  before.push_back(std::move(slow_region).value());
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    device->launch(*before[i], {}, before_sinks[i]);
+    waits.push_back({before[i].get(), 0});
   }
-  auto last = lower_kernel(*device, *nothing);
+  const devices::OperationBinding read_a[2] = {bind(*out, kBytes, Access::Write, out_view->get()),
+                                               bind(**gpu, kBytes, Access::Read)};
+  devices::Operation last_op;
+  last_op.kind = OpKind::Copy;
+  last_op.bindings = read_a;
+  auto last = device->lower(devices::RegionRequest::of(std::span(&last_op, 1)));
+  REQUIRE(last.ok());
   RecordingSink sink;
-  device->launch(*last, devices::RegionWaits{0, waits}, sink);
+  device->launch(**last, devices::RegionWaits{0, waits}, sink);
   REQUIRE(sink.wait());
   CHECK(sink.done());
-  for (const RecordingSink& s : before_sinks) CHECK(s.reports() == 1);  // every one ended first
+  for (std::uint32_t i = 0; i < kBytes / 4; ++i) REQUIRE(words(*out)[i] == i + 100);
+  for (RecordingSink& s : before_sinks) {
+    REQUIRE(s.wait());
+    CHECK(s.done());
+  }
+  before.clear();
+  last->reset();
 }
 
 TEST_CASE("many launches in flight from several threads complete exactly once each", "[executor]") {
