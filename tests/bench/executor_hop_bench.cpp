@@ -89,38 +89,53 @@ Summary round_trips(devices::Device& device, Wait wait, std::size_t iterations) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse_flags(argc, argv, "  configs: in-process/spin, in-process/sleep, executor/spin, executor/poll, executor/sleep\n");
+  const Flags flags = parse_flags(argc, argv, "  configs: {fake,inline}/in-process[/spin|/sleep], {fake,inline}/executor/{spin,poll,sleep}\n");
   const std::size_t iterations = flags.iterations ? flags.iterations : 20'000;
   spdlog::set_level(spdlog::level::warn);
 
   std::unique_ptr<devices::Device> local = testing::make_fake_gpu(0);
-  executor::ExecutorOptions options;
-  options.binary = FAKE_GPU_EXECUTOR_PATH;
-  options.backend = "fake";
-  auto remote = unwrap(executor::ExecutorDevice::open(options), "starting fake_gpu_executor");
-  if (!remote) check(internal_error("fake_gpu_executor has no gpu:0"), "starting fake_gpu_executor");
+  std::unique_ptr<devices::Device> local_inline = testing::make_fake_gpu(0, true);
+  const auto start = [](bool run_inline) {
+    executor::ExecutorOptions options;
+    options.binary = FAKE_GPU_EXECUTOR_PATH;
+    options.backend = "fake";
+    if (run_inline) options.device_options["fake.inline"] = "1";
+    auto device = unwrap(executor::ExecutorDevice::open(options), "starting fake_gpu_executor");
+    if (!device) check(internal_error("fake_gpu_executor has no gpu:0"), "starting fake_gpu_executor");
+    return device;
+  };
+  auto remote = start(false);
+  auto remote_inline = start(true);
 
   std::printf("executor_hop_bench: launch -> completion of an empty region on the fake GPU (us, %zu samples)\n",
               iterations);
-  std::printf("  spin: the launching thread spins on the sink; poll: it calls poll_completions() while it waits;\n"
+  std::printf("  fake: two worker threads woken by a condition variable; inline: the fake runs the region\n"
+              "  in launch() (synchronous), so an executor row minus its in-process row is the hop itself\n"
+              "  spin: the launching thread spins on the sink; poll: it calls poll_completions() while it waits;\n"
               "  sleep: it sleeps on a condition variable the sink signals\n");
-  std::printf("  %-24s %9s %9s %9s %9s %9s\n", "config", "p50", "p90", "p99", "max", "mean");
+  std::printf("  %-26s %9s %9s %9s %9s %9s\n", "config", "p50", "p90", "p99", "max", "mean");
   const struct {
     const char* name;
     devices::Device* device;
     Wait wait;
-  } rows[] = {{"in-process/spin", local.get(), Wait::Spin},
-              {"in-process/sleep", local.get(), Wait::Sleep},
-              {"executor/spin", remote.get(), Wait::Spin},
-              {"executor/poll", remote.get(), Wait::Poll},
-              {"executor/sleep", remote.get(), Wait::Sleep}};
+  } rows[] = {{"fake/in-process/spin", local.get(), Wait::Spin},
+              {"fake/in-process/sleep", local.get(), Wait::Sleep},
+              {"fake/executor/spin", remote.get(), Wait::Spin},
+              {"fake/executor/poll", remote.get(), Wait::Poll},
+              {"fake/executor/sleep", remote.get(), Wait::Sleep},
+              {"inline/in-process", local_inline.get(), Wait::Spin},
+              {"inline/executor/spin", remote_inline.get(), Wait::Spin},
+              {"inline/executor/poll", remote_inline.get(), Wait::Poll},
+              {"inline/executor/sleep", remote_inline.get(), Wait::Sleep}};
   for (const auto& row : rows) {
     if (!flags.config.empty() && flags.config != row.name) continue;
     const Summary s = round_trips(*row.device, row.wait, iterations);
-    std::printf("  %-24s %9.2f %9.2f %9.2f %9.2f %9.2f\n", row.name, s.p50, s.p90, s.p99, s.max, s.mean);
+    std::printf("  %-26s %9.2f %9.2f %9.2f %9.2f %9.2f\n", row.name, s.p50, s.p90, s.p99, s.max, s.mean);
   }
   print_machine_line();
   remote->shut_down();
+  remote_inline->shut_down();
   local->shut_down();
+  local_inline->shut_down();
   return 0;
 }

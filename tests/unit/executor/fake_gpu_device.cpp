@@ -65,7 +65,7 @@ std::byte* at(const devices::OperationBinding& b) {
 
 class FakeGpu final : public devices::Device {
  public:
-  explicit FakeGpu(int ordinal) {
+  FakeGpu(int ordinal, bool run_inline) : inline_(run_inline) {
     info_.kind = DeviceKind::Gpu;
     info_.ordinal = ordinal;
     info_.backend = "fake";
@@ -73,7 +73,8 @@ class FakeGpu final : public devices::Device {
     info_.target = "fake_sm";
     info_.memory_bytes = std::uint64_t{1} << 30;
     info_.uuid = "GPU-fake-" + std::to_string(ordinal);
-    for (int i = 0; i < 2; ++i) workers_.emplace_back([this] { work(); });
+    if (!inline_)
+      for (int i = 0; i < 2; ++i) workers_.emplace_back([this] { work(); });
   }
   ~FakeGpu() override { shut_down(); }
 
@@ -81,7 +82,7 @@ class FakeGpu final : public devices::Device {
   std::span<const LaneKind> lanes() const noexcept override { return lanes_; }
   bool supports(MemoryPlacement p) const noexcept override { return p == MemoryPlacement::gpu_local(info_.ordinal); }
   bool waits_natively() const noexcept override { return true; }
-  bool launches_synchronously() const noexcept override { return false; }
+  bool launches_synchronously() const noexcept override { return inline_; }
   std::uint64_t free_memory() const noexcept override { return info_.memory_bytes / 2; }
 
   Result<std::unique_ptr<devices::DeviceMemory>> allocate(const devices::AllocationRequest& request) override {
@@ -145,6 +146,13 @@ class FakeGpu final : public devices::Device {
   void launch(devices::NativeRegion& native, const devices::RegionWaits& waits,
               devices::CompletionSink& sink) noexcept override {
     auto& region = static_cast<FakeRegion&>(native);
+    if (inline_) {
+      // Synchronous: predecessors have all completed (they ran inline too).
+      Status result = run(Item{&region, waits.slot, {}, &sink});
+      if (result.ok()) sink.on_done();
+      else sink.on_error(std::move(result));
+      return;
+    }
     std::unique_lock lock(mu_);
     if (lost_ || stopping_) {
       lock.unlock();
@@ -261,6 +269,7 @@ class FakeGpu final : public devices::Device {
     report_lost(device_lost_error(info_.name + ": sticky error: fake.fault: an illegal memory access was encountered"));
   }
 
+  const bool inline_;  // run launches on the calling thread (no workers)
   devices::DeviceInfo info_;
   std::vector<LaneKind> lanes_{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
   std::mutex mu_;
@@ -283,12 +292,15 @@ Result<int> parse_int(const std::string& key, const std::string& text) {
 Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::BackendRequest& request) {
   int count = 2;
   int only = -1;
+  int run_inline = 0;
   for (const auto& [key, value] : request.settings.options) {
     if (!key.starts_with("fake.")) continue;
     if (key == "fake.devices") {
       ACCORD_ASSIGN_OR_RETURN(count, parse_int(key, value));
     } else if (key == "fake.ordinal") {
       ACCORD_ASSIGN_OR_RETURN(only, parse_int(key, value));
+    } else if (key == "fake.inline") {
+      ACCORD_ASSIGN_OR_RETURN(run_inline, parse_int(key, value));
     } else if (key == "fake.fail") {
       return unsupported_error(value);
     } else {
@@ -297,13 +309,15 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
   }
   std::vector<std::unique_ptr<devices::Device>> devices;
   for (int i = 0; i < count; ++i)
-    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i));
+    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i, run_inline != 0));
   return devices;
 }
 
 }  // namespace
 
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal) { return std::make_unique<FakeGpu>(ordinal); }
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline) {
+  return std::make_unique<FakeGpu>(ordinal, run_inline);
+}
 
 void register_fake(devices::BackendCatalog& catalog) { catalog.add("fake", &open_fake); }
 

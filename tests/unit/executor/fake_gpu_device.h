@@ -21,11 +21,13 @@ namespace accord::testing {
 //                  else in flight, then report_lost (a sticky error)
 //   fake.die       no bindings: _exit(57), mid-flight, as a crashing executor would
 //   fake.hang_load loading it never returns (a hung driver call)
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal);
+// `run_inline`: no worker threads; launch() runs the region and reports before it
+// returns (a synchronous device, which isolates the executor hop in the benchmark).
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline = false);
 
 // Registers "fake" in `catalog`. Options: fake.devices (how many GPUs, default 2),
-// fake.ordinal (open only this one; past the last: none), fake.fail (the factory fails
-// with this text, as "cuda: no driver" does).
+// fake.ordinal (open only this one; past the last: none), fake.inline (1: synchronous
+// launches), fake.fail (the factory fails with this text, as "cuda: no driver" does).
 void register_fake(devices::BackendCatalog& catalog);
 
 }  // namespace accord::testing
