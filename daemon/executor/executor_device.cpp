@@ -459,6 +459,7 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
 }
 
 void ExecutorDevice::complete_loop() noexcept {
+  std::uint32_t seen_tail = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     std::shared_ptr<Connection> connection;
     {
@@ -472,12 +473,15 @@ void ExecutorDevice::complete_loop() noexcept {
     }
     poll_completions();
     // `connection` keeps the mapping alive while this thread sleeps on its doorbell.
+    // The spin restarts whenever the executor publishes, even when a helper drained the
+    // entry first: while completions flow this thread never sleeps, so the executor's
+    // push never has a sleeper to wake (no system call on either side).
     ChannelHeader& header = connection->channel.header();
     static_cast<void>(wire::wait_doorbell(header.completion_bell, options_.spin, std::chrono::milliseconds(20), [&] {
-      return header.completion_tail.value.load(std::memory_order_acquire) !=
-                 header.completion_head.value.load(std::memory_order_relaxed) ||
+      return header.completion_tail.value.load(std::memory_order_acquire) != seen_tail ||
              connection->dead.load(std::memory_order_relaxed) || stopping_.load(std::memory_order_relaxed);
     }));
+    seen_tail = header.completion_tail.value.load(std::memory_order_acquire);
   }
 }
 

@@ -5,7 +5,11 @@
 // consumer thread, the completion ring and accordd's completion thread (or the waiting
 // thread itself, polling, as the engine's helpers do). Prints a table; asserts nothing.
 //   executor_hop_bench [--iterations N] [--config NAME]   (default 20,000 per row)
+#include <sys/resource.h>
+
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -57,13 +61,45 @@ class BenchSink final : public devices::CompletionSink {
 
 enum class Wait { Spin, Poll, Sleep };
 
-Summary round_trips(devices::Device& device, Wait wait, std::size_t iterations) {
+// Voluntary context switches (a thread blocked: a futex sleep, a poll) of every thread
+// of this process, and of process `pid` (-1: none) from /proc/PID/task/*/status.
+long own_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nvcsw;
+}
+long process_switches(pid_t pid) {
+  if (pid <= 0) return 0;
+  long total = 0;
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stol(line.substr(24));
+  }
+  return total;
+}
+
+struct Row {
+  Summary latency;
+  double own_switches = 0;       // per iteration
+  double executor_switches = 0;  // per iteration
+};
+
+Row round_trips(devices::Device& device, Wait wait, std::size_t iterations, pid_t executor) {
   auto region = unwrap(device.lower(devices::RegionRequest{}), "lowering an empty region");
   BenchSink sink;
   std::vector<double> samples;
   samples.reserve(iterations);
   const std::size_t warmup = std::max<std::size_t>(iterations / 10, 200);
+  long own_before = 0;
+  long executor_before = 0;
   for (std::size_t i = 0; i < warmup + iterations; ++i) {
+    if (i == warmup) {
+      own_before = own_switches();
+      executor_before = process_switches(executor);
+    }
     sink.arm();
     const auto begin = Clock::now();
     device.launch(*region, {}, sink);
@@ -83,7 +119,12 @@ Summary round_trips(devices::Device& device, Wait wait, std::size_t iterations) 
     const auto end = Clock::now();
     if (i >= warmup) samples.push_back(elapsed_ns(begin, end) / 1000.0);
   }
-  return summarize(samples);
+  Row row;
+  row.own_switches = static_cast<double>(own_switches() - own_before) / static_cast<double>(iterations);
+  row.executor_switches =
+      static_cast<double>(process_switches(executor) - executor_before) / static_cast<double>(iterations);
+  row.latency = summarize(samples);
+  return row;
 }
 
 }  // namespace
@@ -112,25 +153,31 @@ int main(int argc, char** argv) {
   std::printf("  fake: two worker threads woken by a condition variable; inline: the fake runs the region\n"
               "  in launch() (synchronous), so an executor row minus its in-process row is the hop itself\n"
               "  spin: the launching thread spins on the sink; poll: it calls poll_completions() while it waits;\n"
-              "  sleep: it sleeps on a condition variable the sink signals\n");
-  std::printf("  %-26s %9s %9s %9s %9s %9s\n", "config", "p50", "p90", "p99", "max", "mean");
+              "  sleep: it sleeps on a condition variable the sink signals\n"
+              "  csw: voluntary context switches per round trip (a thread blocked), in this process (accordd's\n"
+              "  side) and in the executor process\n");
+  std::printf("  %-26s %9s %9s %9s %9s %9s %9s %9s\n", "config", "p50", "p90", "p99", "max", "mean", "csw here",
+              "csw exec");
   const struct {
     const char* name;
     devices::Device* device;
     Wait wait;
-  } rows[] = {{"fake/in-process/spin", local.get(), Wait::Spin},
-              {"fake/in-process/sleep", local.get(), Wait::Sleep},
-              {"fake/executor/spin", remote.get(), Wait::Spin},
-              {"fake/executor/poll", remote.get(), Wait::Poll},
-              {"fake/executor/sleep", remote.get(), Wait::Sleep},
-              {"inline/in-process", local_inline.get(), Wait::Spin},
-              {"inline/executor/spin", remote_inline.get(), Wait::Spin},
-              {"inline/executor/poll", remote_inline.get(), Wait::Poll},
-              {"inline/executor/sleep", remote_inline.get(), Wait::Sleep}};
+    pid_t executor;
+  } rows[] = {{"fake/in-process/spin", local.get(), Wait::Spin, -1},
+              {"fake/in-process/sleep", local.get(), Wait::Sleep, -1},
+              {"fake/executor/spin", remote.get(), Wait::Spin, remote->executor_pid()},
+              {"fake/executor/poll", remote.get(), Wait::Poll, remote->executor_pid()},
+              {"fake/executor/sleep", remote.get(), Wait::Sleep, remote->executor_pid()},
+              {"inline/in-process", local_inline.get(), Wait::Spin, -1},
+              {"inline/executor/spin", remote_inline.get(), Wait::Spin, remote_inline->executor_pid()},
+              {"inline/executor/poll", remote_inline.get(), Wait::Poll, remote_inline->executor_pid()},
+              {"inline/executor/sleep", remote_inline.get(), Wait::Sleep, remote_inline->executor_pid()}};
   for (const auto& row : rows) {
     if (!flags.config.empty() && flags.config != row.name) continue;
-    const Summary s = round_trips(*row.device, row.wait, iterations);
-    std::printf("  %-26s %9.2f %9.2f %9.2f %9.2f %9.2f\n", row.name, s.p50, s.p90, s.p99, s.max, s.mean);
+    const Row r = round_trips(*row.device, row.wait, iterations, row.executor);
+    const Summary& s = r.latency;
+    std::printf("  %-26s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", row.name, s.p50, s.p90, s.p99, s.max, s.mean,
+                r.own_switches, r.executor_switches);
   }
   print_machine_line();
   remote->shut_down();
