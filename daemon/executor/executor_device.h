@@ -107,6 +107,8 @@ class ExecutorDevice final : public devices::Device {
   void handle_loss(const std::shared_ptr<Connection>& connection, const std::string& cause,
                    std::chrono::milliseconds exit_wait) noexcept;
   void restart() noexcept;
+  // Asks `connection`'s executor to exit, waits exit_grace, then kills and reaps it.
+  void retire(Connection& connection) noexcept;
   // Sleeps up to `limit` or until woken (shut_down, a requested loss). False when stopping.
   bool pause(std::chrono::milliseconds limit) noexcept;
   void wake() const noexcept;

@@ -45,7 +45,31 @@ bool ExecutorDevice::pause(std::chrono::milliseconds limit) noexcept {
   return false;
 }
 
+void ExecutorDevice::retire(Connection& connection) noexcept {
+  if (!connection.child.running()) return;
+  connection.dead.store(true);
+  static_cast<void>(send_control(connection.socket.get(), ControlOp::Exit, 0, 0, {}));
+  const std::string ended = connection.child.stop(options_.exit_grace);
+  spdlog::info("{}: {} (pid {}) shut down; it {}", hello_.info.name, label_, connection.child.pid(), ended);
+}
+
 void ExecutorDevice::supervise() noexcept {
+  // On the way out this thread asks its executor to exit and reaps it: it spawned every
+  // restarted executor, and PR_SET_PDEATHSIG would kill those the moment it ends.
+  struct RetireOnExit {
+    ExecutorDevice* device;
+    ~RetireOnExit() {
+      std::shared_ptr<Connection> connection;
+      {
+        std::lock_guard lock(device->connection_mu_);
+        connection = device->connection_;
+      }
+      if (connection) {
+        device->live_generation_.store(0, std::memory_order_seq_cst);
+        device->retire(*connection);
+      }
+    }
+  } retire_on_exit{this};
   while (!stopping_.load()) {
     std::shared_ptr<Connection> connection;
     {
@@ -197,8 +221,13 @@ void ExecutorDevice::restart() noexcept {
   const std::uint64_t generation = generation_.load() + 1;
   HelloInfo hello;
   auto started = start(generation, hello);
-  if (started.ok() && (!hello.error.empty() || !hello.has_device)) {
-    const std::string why = hello.error.empty() ? "no longer has the device" : hello.error;
+  if (started.ok() && (!hello.error.empty() || !hello.has_device || hello.info.uuid != hello_.info.uuid)) {
+    // A different GPU under the same ordinal (the driver renumbered them) must not take
+    // over this device's identity.
+    const std::string why = !hello.error.empty() ? hello.error
+                            : !hello.has_device  ? "no longer has the device"
+                                                 : "now serves another GPU (uuid " + hello.info.uuid + ", was " +
+                                                       hello_.info.uuid + ")";
     static_cast<void>((*started)->child.stop(options_.exit_grace));
     started = unsupported_error(label_ + " (pid " + std::to_string((*started)->child.pid()) + "): " + why);
   }
@@ -246,12 +275,9 @@ void ExecutorDevice::shut_down() noexcept {
       reply_cv_.notify_all();
     }
   }
-  if (!connection) return;
-  connection->dead.store(true);
-  static_cast<void>(send_control(connection->socket.get(), ControlOp::Exit, 0, 0, {}));
-  const pid_t pid = connection->child.pid();
-  const std::string ended = connection->child.stop(options_.exit_grace);
-  spdlog::info("{}: {} (pid {}) shut down; it {}", hello_.info.name, label_, pid, ended);
+  // Normally the supervisor retired it already; this covers a device whose supervisor
+  // never started.
+  if (connection) retire(*connection);
 }
 
 }  // namespace accord::executor
