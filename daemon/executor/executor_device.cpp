@@ -254,8 +254,8 @@ Result<std::unique_ptr<devices::AdmittedMemory>> ExecutorDevice::admit(const dev
   // The executor maps the pages itself (MAP_SHARED on the memfd): only host-mapped
   // memory with an exportable fd can cross the process boundary.
   if (memory.host_address() == nullptr || memory.export_fd() < 0)
-    return unsupported_error(hello_.info.name + " cannot reach memory of " + home.name +
-                             " (only host-mapped memfd memory is admitted to a GPU executor)");
+    return unsupported_error(hello_.info.name + " cannot reach memory of " + home.name + " (" +
+                             home.id().to_string() + "): only host-mapped memfd memory is admitted to a GPU executor");
   const std::uint64_t generation = live_generation_.load();
   ACCORD_ASSIGN_OR_RETURN(ControlMessage reply, request(ControlOp::Admit, encode(AdmitRequest{memory.bytes(), home}),
                                                         memory.export_fd(), generation));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -17,12 +18,15 @@
 namespace accord::testing {
 namespace {
 
-enum class Builtin { AddOne, SleepMs, Fail, Fault, Die };
+enum class Builtin { AddOne, AddF32, SleepMs, SleepUs, Fail, Fault, Die };
+
+// What the conformance suite's sleep_us writes once it has slept.
+constexpr std::uint32_t kSleepMarker = 0x5EE9D0E5u;
 
 class FakeCode final : public devices::LoadedCode {
  public:
-  FakeCode(std::string name, KernelContract contract, Builtin builtin, std::uint32_t sleep_ms)
-      : name_(std::move(name)), contract_(std::move(contract)), kind(builtin), ms(sleep_ms) {}
+  FakeCode(std::string name, KernelContract contract, Builtin builtin, std::uint32_t constant)
+      : name_(std::move(name)), contract_(std::move(contract)), kind(builtin), ms(constant) {}
   const std::string& name() const noexcept override { return name_; }
   const KernelContract& contract() const noexcept override { return contract_; }
 
@@ -32,7 +36,7 @@ class FakeCode final : public devices::LoadedCode {
 
  public:
   const Builtin kind;
-  const std::uint32_t ms;
+  const std::uint32_t ms;  // sleep_ms: milliseconds; sleep_us: microseconds; add_f32: count
 };
 
 class FakeView final : public devices::AdmittedMemory {
@@ -48,6 +52,7 @@ struct Task {
   devices::OpKind kind = devices::OpKind::Fill;
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
+  std::array<std::byte*, 3> args{};  // kernels: the bindings in contract order
   std::size_t bytes = 0;
   std::uint8_t fill = 0;
   const FakeCode* code = nullptr;
@@ -100,10 +105,16 @@ class FakeGpu final : public devices::Device {
                                                     const KernelContract& contract) override {
     Builtin kind;
     std::size_t bindings = 0;
+    std::vector<Access> accesses;  // checked when not empty
+    std::size_t constants = 0;
     if (image.name == "fake.add_one") kind = Builtin::AddOne, bindings = 2;
-    else if (image.name == "fake.sleep_ms") kind = Builtin::SleepMs;
-    else if (image.name == "fake.fail") kind = Builtin::Fail;
-    else if (image.name == "fake.fault") kind = Builtin::Fault;
+    else if (image.name == "fake.add_f32")
+      kind = Builtin::AddF32, bindings = 3, accesses = {Access::Read, Access::Read, Access::Write}, constants = 4;
+    else if (image.name == "fake.sleep_ms") kind = Builtin::SleepMs, constants = 4;
+    else if (image.name == "fake.sleep_us")
+      kind = Builtin::SleepUs, bindings = 1, accesses = {Access::ReadWrite}, constants = 4;
+    else if (image.name == "fake.fail") kind = Builtin::Fail, bindings = contract.bindings.size() > 0 ? 1 : 0;
+    else if (image.name == "fake.fault") kind = Builtin::Fault, bindings = contract.bindings.size() > 0 ? 1 : 0;
     else if (image.name == "fake.die") kind = Builtin::Die;
     else if (image.name == "fake.hang_load") {
       // A driver call that never returns: accordd's request timeout must notice.
@@ -112,12 +123,16 @@ class FakeGpu final : public devices::Device {
     } else return unsupported_error(info_.name + ": unknown kernel '" + image.name + "'");
     if (contract.bindings.size() != bindings)
       return invalid_error(info_.name + ": kernel '" + image.name + "' takes " + std::to_string(bindings) + " bindings");
-    std::uint32_t ms = 0;
-    if (kind == Builtin::SleepMs) {
-      if (contract.constants.size() != 4) return invalid_error(info_.name + ": fake.sleep_ms takes one u32 constant");
-      std::memcpy(&ms, contract.constants.data(), 4);
-    }
-    return std::unique_ptr<devices::LoadedCode>(new FakeCode(image.name, contract, kind, ms));
+    for (std::size_t i = 0; i < accesses.size(); ++i)
+      if (contract.bindings[i].access != accesses[i])
+        return invalid_error(info_.name + ": kernel '" + image.name + "' binding " + std::to_string(i) +
+                             " has the wrong access");
+    if (contract.constants.size() != constants)
+      return invalid_error(info_.name + ": kernel '" + image.name + "' takes " + std::to_string(constants) +
+                           " bytes of constants");
+    std::uint32_t constant = 0;
+    if (constants == 4) std::memcpy(&constant, contract.constants.data(), 4);
+    return std::unique_ptr<devices::LoadedCode>(new FakeCode(image.name, contract, kind, constant));
   }
   Result<std::unique_ptr<devices::NativeRegion>> lower(const devices::RegionRequest& request) override {
     auto region = std::make_unique<FakeRegion>();
@@ -132,6 +147,7 @@ class FakeGpu final : public devices::Device {
         t.bytes = op.bindings[0].length;
       }
       if (op.bindings.size() > 1) t.src = at(op.bindings[1]);
+      for (std::size_t i = 0; i < op.bindings.size() && i < t.args.size(); ++i) t.args[i] = at(op.bindings[i]);
       if (op.kind == devices::OpKind::Kernel) {
         t.code = dynamic_cast<const FakeCode*>(op.code);
         if (t.code == nullptr) return invalid_error(info_.name + ": node " + std::to_string(op.node) + ": foreign code");
@@ -214,14 +230,19 @@ class FakeGpu final : public devices::Device {
       queue_.erase(next);
       lock.unlock();
       Status result = run(item);
-      lock.lock();
-      ++item.region->finished[item.slot];
-      const bool lost = lost_;
-      lock.unlock();
-      cv_.notify_all();
-      if (result.ok() && lost) result = device_lost_error(info_.name + " was lost while the launch ran");
-      if (result.ok()) item.sink->on_done();
-      else item.sink->on_error(std::move(result));
+      {
+        // Reports follow execution order: a successor released by `finished` below
+        // reports only after this report returned (as a GPU's completion sweep would).
+        std::lock_guard report(report_mu_);
+        lock.lock();
+        ++item.region->finished[item.slot];
+        const bool lost = lost_;
+        lock.unlock();
+        cv_.notify_all();
+        if (result.ok() && lost) result = device_lost_error(info_.name + " was lost while the launch ran");
+        if (result.ok()) item.sink->on_done();
+        else item.sink->on_error(std::move(result));
+      }
       if (faulted_here_.exchange(false)) fault_rest();
       lock.lock();
     }
@@ -242,7 +263,20 @@ class FakeGpu final : public devices::Device {
                 std::memcpy(t.dst + i, &v, 4);
               }
               break;
+            case Builtin::AddF32:
+              for (std::uint32_t i = 0; i < t.code->ms; ++i) {
+                float a = 0, b = 0;
+                std::memcpy(&a, t.args[0] + 4 * i, 4);
+                std::memcpy(&b, t.args[1] + 4 * i, 4);
+                const float sum = a + b;
+                std::memcpy(t.args[2] + 4 * i, &sum, 4);
+              }
+              break;
             case Builtin::SleepMs: std::this_thread::sleep_for(std::chrono::milliseconds(t.code->ms)); break;
+            case Builtin::SleepUs:
+              std::this_thread::sleep_for(std::chrono::microseconds(t.code->ms));
+              std::memcpy(t.args[0], &kSleepMarker, 4);
+              break;
             case Builtin::Fail: return execution_error(info_.name + ": fake.fail failed as asked");
             case Builtin::Die: ::_exit(57);
             case Builtin::Fault: {
@@ -273,6 +307,7 @@ class FakeGpu final : public devices::Device {
   devices::DeviceInfo info_;
   std::vector<LaneKind> lanes_{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
   std::mutex mu_;
+  std::mutex report_mu_;  // held across finishing a launch and reporting it
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool lost_ = false;

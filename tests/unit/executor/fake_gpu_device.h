@@ -15,9 +15,13 @@ namespace accord::testing {
 
 // Kernels (CodeImage::name, Builtin):
 //   fake.add_one   bindings (write u32[n], read u32[n]): dst[i] = src[i] + 1
+//   fake.add_f32   bindings (read f32[n], read f32[n], write f32[n]), constants u32 n:
+//                  out = a + b (the device conformance suite's add_f32)
 //   fake.sleep_ms  no bindings; constants: one u32, the milliseconds to sleep
-//   fake.fail      no bindings: the region fails with Execution; the device stays fine
-//   fake.fault     no bindings: Execution for this region, DeviceLost for everything
+//   fake.sleep_us  binding (readwrite 4 bytes), constants u32 microseconds: sleeps, then
+//                  writes 0x5EE9D0E5 (the conformance suite's sleep_us)
+//   fake.fail      no bindings or one: the region fails with Execution; the device stays fine
+//   fake.fault     no bindings or one: Execution for this region, DeviceLost for everything
 //                  else in flight, then report_lost (a sticky error)
 //   fake.die       no bindings: _exit(57), mid-flight, as a crashing executor would
 //   fake.hang_load loading it never returns (a hung driver call)
