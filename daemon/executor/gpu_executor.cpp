@@ -79,6 +79,10 @@ int run_gpu_executor(const devices::BackendCatalog& catalog, ExecutorArgs args) 
   // and the first receive below sees the hang-up; getppid() == 1 would not tell, since
   // accordd may itself be pid 1 in a container.)
   static_cast<void>(::prctl(PR_SET_PDEATHSIG, SIGKILL));
+  // `systemctl stop` (every process of the unit) and Ctrl-C (the terminal's process
+  // group) signal the executors too; accordd then drains its work on them, so they must
+  // outlive the signal. They end when accordd hangs up or asks them to.
+  for (int signal : {SIGTERM, SIGINT, SIGHUP}) static_cast<void>(::signal(signal, SIG_IGN));
   const std::string label = "gpu:" + std::to_string(args.ordinal) + " executor (pid " + std::to_string(::getpid()) + ")";
   UniqueFd socket(args.fd);
 

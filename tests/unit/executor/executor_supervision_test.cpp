@@ -94,6 +94,23 @@ TEST_CASE("killing the executor mid-flight fails each launch in flight once, the
   require_usable(*device);
 }
 
+TEST_CASE("SIGTERM and SIGINT do not end an executor: accordd drains its work first", "[executor]") {
+  auto device = open_fake();
+  RecordingListener listener;
+  device->attach(listener);
+  Flight flight(*device, 2, 100);
+  const pid_t pid = device->executor_pid();
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  REQUIRE(::kill(pid, SIGINT) == 0);
+  for (RecordingSink& s : flight.sinks) {
+    REQUIRE(s.wait());
+    CHECK(s.done());
+  }
+  require_usable(*device);
+  CHECK(device->executor_pid() == pid);
+  CHECK(listener.lost() == 0);
+}
+
 TEST_CASE("a faulting kernel fails its region with Execution and the rest with DeviceLost", "[executor]") {
   auto device = open_fake();
   RecordingListener listener;
