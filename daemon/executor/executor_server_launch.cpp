@@ -52,6 +52,7 @@ void ExecutorServer::consume() noexcept {
   wire::RingConsumer<CommandEntry> commands(channel_.commands());
   const bool polls = device_->completes_by_polling();
   CommandEntry entry;
+  auto last_command = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_acquire)) {
     const wire::PopResult popped = commands.try_pop(entry);
     if (popped == wire::PopResult::Corrupt) {
@@ -60,11 +61,21 @@ void ExecutorServer::consume() noexcept {
     }
     if (popped == wire::PopResult::Ok) {
       if (entry.opcode == static_cast<std::uint16_t>(CommandOp::Launch)) launch(entry, commands);
+      last_command = std::chrono::steady_clock::now();
       continue;
     }
     if (polls && in_flight_.load(std::memory_order_acquire) > 0) {
+      // Work in flight on a device that completes by polling: look at it between looks at
+      // the ring, tightly for kSpin after the last command, then every kPollingSleep
+      // (the device's own completion thread covers the rest).
       device_->poll_completions();
-      static_cast<void>(commands.wait(kSpin, kPollingSleep));
+      if (std::chrono::steady_clock::now() - last_command < kSpin) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      static_cast<void>(commands.wait(std::chrono::nanoseconds(0), kPollingSleep));
     } else {
       static_cast<void>(commands.wait(kSpin, kIdleSleep));
     }

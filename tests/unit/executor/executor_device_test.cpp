@@ -259,6 +259,31 @@ TEST_CASE("many launches in flight from several threads complete exactly once ea
   }
 }
 
+TEST_CASE("a device that completes by polling is polled by the executor's consumer thread", "[executor]") {
+  executor::ExecutorOptions options = fake_options();
+  options.device_options["fake.polling"] = "1";  // nothing reports unless someone polls
+  auto device = open_fake(options);
+  auto sleep = load_kernel(*device, "fake.sleep_ms", 0, 1);
+  auto fail = load_kernel(*device, "fake.fail");
+  constexpr std::uint32_t kSlots = 16;
+  auto region = lower_kernel(*device, *sleep, kSlots);
+  auto failing = lower_kernel(*device, *fail);
+  std::vector<RecordingSink> sinks(kSlots);
+  RecordingSink failed;
+  for (int round = 0; round < 3; ++round) {
+    for (RecordingSink& s : sinks) s.reset();
+    failed.reset();
+    for (std::uint32_t slot = 0; slot < kSlots; ++slot) device->launch(*region, {slot, {}}, sinks[slot]);
+    device->launch(*failing, {}, failed);
+    for (RecordingSink& s : sinks) {
+      REQUIRE(s.wait());
+      CHECK(s.done());
+    }
+    REQUIRE(failed.wait());
+    CHECK(failed.error().kind() == ErrorKind::Execution);
+  }
+}
+
 TEST_CASE("a failing kernel reports Execution and the device stays usable", "[executor]") {
   auto device = open_fake();
   auto fail = load_kernel(*device, "fake.fail");

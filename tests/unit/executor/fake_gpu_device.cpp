@@ -70,7 +70,7 @@ std::byte* at(const devices::OperationBinding& b) {
 
 class FakeGpu final : public devices::Device {
  public:
-  FakeGpu(int ordinal, bool run_inline) : inline_(run_inline) {
+  FakeGpu(int ordinal, bool run_inline, bool polling) : inline_(run_inline), polling_(polling) {
     info_.kind = DeviceKind::Gpu;
     info_.ordinal = ordinal;
     info_.backend = "fake";
@@ -88,6 +88,22 @@ class FakeGpu final : public devices::Device {
   bool supports(MemoryPlacement p) const noexcept override { return p == MemoryPlacement::gpu_local(info_.ordinal); }
   bool waits_natively() const noexcept override { return true; }
   bool launches_synchronously() const noexcept override { return inline_; }
+  bool completes_by_polling() const noexcept override { return polling_; }
+  // Polling mode: launches that ended wait in `done_` until someone polls (as CUDA's
+  // completion flags wait for a sweep).
+  void poll_completions() noexcept override {
+    if (!polling_) return;
+    std::lock_guard report(report_mu_);
+    std::deque<Finished> finished;
+    {
+      std::lock_guard lock(mu_);
+      finished.swap(done_);
+    }
+    for (Finished& f : finished) {
+      if (f.result.ok()) f.sink->on_done();
+      else f.sink->on_error(std::move(f.result));
+    }
+  }
   std::uint64_t free_memory() const noexcept override { return info_.memory_bytes / 2; }
 
   Result<std::unique_ptr<devices::DeviceMemory>> allocate(const devices::AllocationRequest& request) override {
@@ -201,6 +217,10 @@ class FakeGpu final : public devices::Device {
     std::uint32_t slot = 0;
     std::uint64_t target = 0;  // the predecessor's launch count in `slot` when we launched
   };
+  struct Finished {
+    devices::CompletionSink* sink = nullptr;
+    Status result;
+  };
   struct Item {
     FakeRegion* region = nullptr;
     std::uint32_t slot = 0;
@@ -240,8 +260,14 @@ class FakeGpu final : public devices::Device {
         lock.unlock();
         cv_.notify_all();
         if (result.ok() && lost) result = device_lost_error(info_.name + " was lost while the launch ran");
-        if (result.ok()) item.sink->on_done();
-        else item.sink->on_error(std::move(result));
+        if (polling_) {
+          std::lock_guard done(mu_);
+          done_.push_back({item.sink, std::move(result)});
+        } else if (result.ok()) {
+          item.sink->on_done();
+        } else {
+          item.sink->on_error(std::move(result));
+        }
       }
       if (faulted_here_.exchange(false)) fault_rest();
       lock.lock();
@@ -303,7 +329,9 @@ class FakeGpu final : public devices::Device {
     report_lost(device_lost_error(info_.name + ": sticky error: fake.fault: an illegal memory access was encountered"));
   }
 
-  const bool inline_;  // run launches on the calling thread (no workers)
+  const bool inline_;   // run launches on the calling thread (no workers)
+  const bool polling_;  // report only from poll_completions()
+  std::deque<Finished> done_;  // polling mode; guarded by mu_
   devices::DeviceInfo info_;
   std::vector<LaneKind> lanes_{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
   std::mutex mu_;
@@ -328,12 +356,15 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
   int count = 2;
   int only = -1;
   int run_inline = 0;
+  int polling = 0;
   for (const auto& [key, value] : request.settings.options) {
     if (!key.starts_with("fake.")) continue;
     if (key == "fake.devices") {
       ACCORD_ASSIGN_OR_RETURN(count, parse_int(key, value));
     } else if (key == "fake.ordinal") {
       ACCORD_ASSIGN_OR_RETURN(only, parse_int(key, value));
+    } else if (key == "fake.polling") {
+      ACCORD_ASSIGN_OR_RETURN(polling, parse_int(key, value));
     } else if (key == "fake.inline") {
       ACCORD_ASSIGN_OR_RETURN(run_inline, parse_int(key, value));
     } else if (key == "fake.fail") {
@@ -344,14 +375,14 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
   }
   std::vector<std::unique_ptr<devices::Device>> devices;
   for (int i = 0; i < count; ++i)
-    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i, run_inline != 0));
+    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i, run_inline != 0, polling != 0));
   return devices;
 }
 
 }  // namespace
 
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline) {
-  return std::make_unique<FakeGpu>(ordinal, run_inline);
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline, bool polling) {
+  return std::make_unique<FakeGpu>(ordinal, run_inline, polling);
 }
 
 void register_fake(devices::BackendCatalog& catalog) { catalog.add("fake", &open_fake); }

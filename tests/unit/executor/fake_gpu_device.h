@@ -27,11 +27,13 @@ namespace accord::testing {
 //   fake.hang_load loading it never returns (a hung driver call)
 // `run_inline`: no worker threads; launch() runs the region and reports before it
 // returns (a synchronous device, which isolates the executor hop in the benchmark).
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline = false);
+// `polling`: ended launches are reported only by poll_completions() (completes_by_polling()
+// is true, as for CUDA's flags), which the executor's consumer thread must call.
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline = false, bool polling = false);
 
 // Registers "fake" in `catalog`. Options: fake.devices (how many GPUs, default 2),
 // fake.ordinal (open only this one; past the last: none), fake.inline (1: synchronous
-// launches), fake.fail (the factory fails with this text, as "cuda: no driver" does).
+// launches), fake.polling (1: reports only when polled), fake.fail (the factory fails with this text, as "cuda: no driver" does).
 void register_fake(devices::BackendCatalog& catalog);
 
 }  // namespace accord::testing
