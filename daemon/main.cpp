@@ -2,6 +2,7 @@
 // stderr (the journal under systemd), signals on one sigwait thread, sd_notify, and an
 // accord::service::Daemon that serves until SIGTERM or SIGINT. run_daemon() shows the
 // startup and shutdown order in one place (STYLE.md rule 7).
+// `accordd --gpu-executor N` runs one GPU's executor instead (run_executor below).
 // Exit status: 0 after a clean stop, and for --help, --version and a valid
 // --check-config; 1 when the daemon cannot start; 2 for bad flags or a bad config.
 #include <pthread.h>
@@ -28,6 +29,9 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/config/accordd_config.h"
+#include "daemon/devices/composition/open_devices.h"
+#include "daemon/executor/gpu_executor.h"
+#include "daemon/executor/open_gpu_executors.h"
 #include "daemon/service/daemon.h"
 
 namespace {
@@ -283,7 +287,22 @@ int run_daemon(const config::AccorddConfig& config) {
   return kExitOk;
 }
 
+// `accordd --gpu-executor N --executor-fd FD ...`: the child accordd spawns for GPU N
+// (daemon/executor). It serves that GPU to its parent and nothing else: no config file,
+// no sockets, no signal thread (SIGTERM ends it; PR_SET_PDEATHSIG ends it with accordd).
+int run_executor(const accord::executor::ExecutorArgs& args) {
+  init_logging();  // its messages name "gpu:N executor (pid P)" themselves
+  return accord::executor::run_gpu_executor(accord::devices::built_catalog(), args);
+}
+
 int run_main(int argc, char** argv) {
+  auto executor = accord::executor::parse_executor_args(argc, argv);
+  if (!executor.ok()) {
+    std::fprintf(stderr, "accordd: %s\n", std::string(executor.status().message()).c_str());
+    return kExitBadConfig;
+  }
+  if (executor->has_value()) return run_executor(**executor);
+
   // Before any thread exists (gRPC and the engine start theirs in Daemon::start), so
   // the mask is inherited by all of them and only the signal thread takes these.
   const sigset_t signals = handled_signals();
@@ -297,6 +316,9 @@ int run_main(int argc, char** argv) {
     spdlog::error("{}", loaded.status().message());
     return kExitBadConfig;
   }
+  // GPU executors (gpu_executors = true) are opened by the executor library, which the
+  // device layer does not link: accordd hands it the factory.
+  loaded->daemon.device_settings.gpu_executor_factory = &accord::executor::open_gpu_executors_factory;
   const config::AccorddConfig& config = *loaded;
   if (config.print_and_exit) {
     std::fputs(config.print_and_exit->c_str(), stdout);

@@ -414,6 +414,14 @@ const Setting kSettings[] = {
        ACCORD_SET(c.daemon.npu_emulator, get_bool(v[0]));
        return {};
      }},
+    {"gpu_executors", "--gpu-executors", "",
+     "drive each GPU from its own executor process (accordd --gpu-executor N), restarted after a fault",
+     Shape::Switch,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       ACCORD_ASSIGN_OR_RETURN(const bool on, get_bool(v[0]));
+       c.daemon.device_settings.gpu_executor_binary = on ? std::string(kSelfExecutable) : std::string();
+       return {};
+     }},
     {"watchdog_seconds", "--watchdog-seconds", "SECONDS",
      "fail a region still running after this long and mark its device lost", Shape::Scalar,
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
@@ -593,6 +601,9 @@ Status apply_file(const std::string& path, bool required, AccorddConfig& config)
 Status check_combination(const AccorddConfig& config) {
   if (config.daemon.grpc_socket == config.daemon.session_socket)
     return invalid_error("grpc_socket and session_socket are both " + in_quotes(config.daemon.grpc_socket));
+  const bool isolation = !config.daemon.isolated_uids.empty() || !config.daemon.isolated_gids.empty();
+  if (isolation && config.daemon.device_settings.gpu_executor_binary.empty())
+    return invalid_error("gpu_isolation gives sessions GPU executors of their own, so it needs gpu_executors = true");
   return {};
 }
 
@@ -648,6 +659,8 @@ Result<std::uint64_t> parse_byte_size(std::string_view text, std::string_view wh
 
 Result<AccorddConfig> load_config(int argc, const char* const* argv, std::string_view default_config_path) {
   AccorddConfig config;
+  // accordd's default: GPUs in executor processes (gpu_executors = true).
+  config.daemon.device_settings.gpu_executor_binary = std::string(kSelfExecutable);
   CLI::App app("accordd coordinates GPU and NPU work for every process on this box.\n"
                "Flags override the config file.",
                "accordd");
@@ -778,6 +791,7 @@ std::string to_toml(const AccorddConfig& config) {
   if (d.device_settings.backends.empty()) write_string(out, "auto");
   else write_array(out, d.device_settings.backends, string_writer);
   out << "\nnpu_emulator = " << (d.npu_emulator ? "true" : "false");
+  out << "\ngpu_executors = " << (d.device_settings.gpu_executor_binary.empty() ? "false" : "true");
   out << "\nwatchdog_seconds = "
       << std::chrono::duration_cast<std::chrono::seconds>(d.watchdog_timeout).count();
   // Numeric ids, which the file accepts as "uid.1000" as well as names.

@@ -16,6 +16,10 @@ namespace accord::daemon_config {
 
 inline constexpr std::string_view kDefaultConfigPath = "/etc/accord/accordd.toml";
 
+// What gpu_executors = true runs for each GPU: accordd itself, as the kernel knows it
+// (an upgrade that replaces the file on disk does not mix versions).
+inline constexpr std::string_view kSelfExecutable = "/proc/self/exe";
+
 enum class LogLevel : std::uint8_t { Trace, Debug, Info, Warn, Error };
 
 // Everything accordd needs to run, after defaults, then the file, then the flags.

@@ -14,6 +14,8 @@
 
 namespace accord::devices {
 
+struct BackendRequest;
+
 // Which backends to open and their options, parsed from flags or the TOML file by the
 // caller (daemon/main.cpp, RuntimeOptions); backends only read them.
 struct DeviceSettings {
@@ -29,8 +31,21 @@ struct DeviceSettings {
   // through a GPU executor of the group's own (DeviceRegistry::add's `isolation`), so
   // another tenant's fault never reaches the group's work. Needs GPU executors.
   std::vector<std::string> isolation_groups;
+  // GPU executors (daemon/executor): when `gpu_executor_binary` and
+  // `gpu_executor_factory` are both set, the `gpu_executor_backend` backend is opened by
+  // that factory (accordd: executor::open_gpu_executors_factory, one child process per
+  // GPU running the binary, "/proc/self/exe") instead of in this process. The factory is
+  // injected by accordd's main so that the device layer, and the embedded runtime that
+  // links it, never depend on the executor. Unset (the default): in process.
+  std::string gpu_executor_binary;
+  std::string gpu_executor_backend = "cuda";
+  Result<std::vector<std::unique_ptr<Device>>> (*gpu_executor_factory)(const BackendRequest&) = nullptr;
 
   bool names(std::string_view backend) const;
+  // Whether `backend` is opened through GPU executors (see gpu_executor_binary).
+  bool through_executors(std::string_view backend) const {
+    return gpu_executor_factory != nullptr && !gpu_executor_binary.empty() && backend == gpu_executor_backend;
+  }
   // The option `backend.key`, or `fallback`.
   std::string option(std::string_view backend, std::string_view key, std::string fallback = {}) const;
 };

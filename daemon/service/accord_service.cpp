@@ -170,8 +170,9 @@ grpc::ServerUnaryReactor* AccordService::unary(Ctx* context, bool need_session, 
 
 grpc::ServerUnaryReactor* AccordService::ListDevices(Ctx* ctx, const v1::ListDevicesRequest*,
                                                      v1::ListDevicesResponse* response) {
-  return unary(ctx, false, [&](Caller&) {
-    to_proto(engine_.devices(), *response);
+  return unary(ctx, false, [&](Caller& c) {
+    to_proto(engine_.devices(), *response,
+             c.session != nullptr ? c.session->engine_session().limits().isolation : std::string());
     return grpc::Status::OK;
   });
 }

@@ -89,7 +89,7 @@ Result<DeviceId> from_proto(const v1::DeviceSelector& device, bool present) {
   return invalid_error("unknown device kind '" + kind + "' (expected host, gpu or npu)");
 }
 
-void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out) {
+void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out, const std::string& isolation) {
   const std::array<std::pair<MemoryPlacement, v1::PlacementKind>, 4> placements = {{
       {MemoryPlacement::host_visible(), v1::PLACEMENT_KIND_HOST_VISIBLE},
       {MemoryPlacement::gpu_local(), v1::PLACEMENT_KIND_GPU_LOCAL},
@@ -99,6 +99,9 @@ void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& 
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const devices::Device& d = registry.at(i);
     const devices::DeviceInfo& info = d.info();
+    const bool replaced = !isolation.empty() && registry.isolation(i).empty() &&
+                          registry.find(info.id(), isolation) != static_cast<int>(i);
+    if (replaced) continue;
     v1::Device* device = out.add_devices();
     device->set_index(static_cast<std::uint32_t>(i));
     device->set_kind(accord::to_string(info.kind));

@@ -26,7 +26,10 @@ void to_proto(const Statistics& statistics, v1::Statistics& out);
 Result<DeviceId> from_proto(const v1::DeviceSelector& device, bool present);
 // ListDevices: every device of `registry` in index order with its state ("present" or
 // "lost" with the cause), then one "absent" entry per backend that opened no device.
-void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out);
+// For a caller in isolation group `isolation`, its own devices stand in for the shared
+// ones of the same id (which are left out), so that "gpu:0" names the GPU it runs on.
+void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& out,
+              const std::string& isolation = {});
 void to_proto(const ExecutionTrace& trace, v1::FinishTraceResponse& out);
 // The terminal (or pending) state of a submission the caller observes.
 void to_proto(engine::Submission& submission, std::uint64_t handle, v1::CompletionEvent& out);

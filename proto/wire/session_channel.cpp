@@ -1,5 +1,7 @@
 #include "proto/wire/session_channel.h"
 
+#include "proto/wire/fd_socket.h"
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,9 +16,6 @@ namespace accord::wire {
 namespace {
 
 
-// Enough room to see that a peer passed more than one fd: all of them are taken and
-// closed. A peer passing even more sets MSG_CTRUNC, and the kernel closes the rest.
-constexpr std::size_t kMaxReceivedFds = 16;
 constexpr std::size_t kMaxPayloadBytes = kMaxMessageBytes - sizeof(MessageHeader);
 
 static_assert(sizeof(MessageHeader) == 16, "the header is a wire format: no padding");
@@ -27,10 +26,6 @@ Status system_error(const std::string& what, int err) {
   std::string message = what + ": " + std::strerror(err);
   if (err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS) return busy_error(std::move(message));
   return invalid_error(std::move(message));
-}
-
-Status closed_error(const char* call, int err) {
-  return invalid_error(std::string("session channel closed (") + call + ": " + std::strerror(err) + ")");
 }
 
 Result<sockaddr_un> unix_address(const std::string& path) {
@@ -74,103 +69,19 @@ Status send_message(int socket, MessageType type, std::uint32_t request_id, std:
   header.type = static_cast<std::uint16_t>(type);
   header.request_id = request_id;
   header.payload_bytes = static_cast<std::uint32_t>(payload.size());
-
-  // Header and payload in one sendmsg: a SOCK_SEQPACKET record is atomic, so the peer
+  // Header and payload in one record: a SOCK_SEQPACKET record is atomic, so the peer
   // never sees a header without its payload.
-  iovec iov[2] = {
-      {&header, sizeof(header)},
-      {const_cast<std::byte*>(payload.data()), payload.size()},  // sendmsg only reads it
-  };
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = payload.empty() ? 1 : 2;
-
-  union {
-    cmsghdr align;
-    char bytes[CMSG_SPACE(sizeof(int))];
-  } control{};
-  if (fd >= 0) {
-    msg.msg_control = control.bytes;
-    msg.msg_controllen = sizeof(control.bytes);
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-  }
-
-  const std::size_t total = sizeof(header) + payload.size();
-  for (;;) {
-    const ssize_t sent = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
-    if (sent >= 0) {
-      // Only a SOCK_STREAM socket can take part of a message; the channel is meant for
-      // SOCK_SEQPACKET, and a half-sent message would desynchronise the peer.
-      if (static_cast<std::size_t>(sent) != total)
-        return invalid_error("session channel took " + std::to_string(sent) + " of " + std::to_string(total) +
-                             " bytes of a message; use SOCK_SEQPACKET");
-      return Status();
-    }
-    const int err = errno;
-    if (err == EINTR) continue;
-    if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) return closed_error("sendmsg", err);
-    if (err == EAGAIN || err == EWOULDBLOCK) return busy_error("session channel is full; try again");
-    return system_error("sendmsg on session channel", err);
-  }
+  const std::span<const std::byte> parts[2] = {
+      std::as_bytes(std::span<const MessageHeader>(&header, 1)), payload};
+  return send_record(socket, parts, fd, "session");
 }
 
 Result<std::optional<ReceivedMessage>> receive_message(int socket) {
-  // One byte more than the largest message, so that an oversize message shows up as a
-  // longer read even on a socket type that does not report MSG_TRUNC.
   std::array<std::byte, kMaxMessageBytes + 1> buffer;
-  union {
-    cmsghdr align;
-    char bytes[CMSG_SPACE(sizeof(int) * kMaxReceivedFds)];
-  } control{};
-  iovec iov{buffer.data(), buffer.size()};
-  msghdr msg{};
-  ssize_t received = 0;
-  for (;;) {
-    // recvmsg rewrites msg_controllen and msg_flags, so every attempt starts afresh.
-    msg = msghdr{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.bytes;
-    msg.msg_controllen = sizeof(control.bytes);
-    received = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
-    if (received >= 0) break;
-    const int err = errno;
-    if (err == EINTR) continue;
-    if (err == EAGAIN || err == EWOULDBLOCK) return busy_error("no message waiting");
-    if (err == ECONNRESET) return closed_error("recvmsg", err);
-    return system_error("recvmsg on session channel", err);
-  }
-
-  // Own every passed descriptor before any check: each early return below then closes
-  // them, which is how a malformed message can never leak an fd into the daemon.
-  std::array<UniqueFd, kMaxReceivedFds> fds;
-  std::size_t fd_count = 0;
-  std::size_t fds_passed = 0;
-  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg != nullptr; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < count; ++i) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));  // CMSG_DATA may be unaligned
-      UniqueFd owned(fd);
-      ++fds_passed;
-      if (fd_count < fds.size()) fds[fd_count++] = std::move(owned);
-    }
-  }
-
-  if ((msg.msg_flags & MSG_CTRUNC) != 0)
-    return invalid_error("session message passed more file descriptors than fit (" + std::to_string(fds_passed) +
-                         " received, the rest dropped); at most one is allowed");
-  // A zero-length SOCK_SEQPACKET record reads like EOF; one carrying fds is not EOF.
-  if (received == 0 && fds_passed == 0) return std::optional<ReceivedMessage>();
-  const auto bytes = static_cast<std::size_t>(received);
-  if ((msg.msg_flags & MSG_TRUNC) != 0 || bytes > kMaxMessageBytes)
-    return invalid_error("session message is larger than " + std::to_string(kMaxMessageBytes) +
-                         " bytes (truncated)");
+  ACCORD_ASSIGN_OR_RETURN(std::optional<ReceivedRecord> record,
+                          receive_record(socket, buffer, kMaxMessageBytes, "session"));
+  if (!record) return std::optional<ReceivedMessage>();
+  const std::size_t bytes = record->bytes;
   if (bytes < sizeof(MessageHeader))
     return invalid_error("session message of " + std::to_string(bytes) + " bytes is shorter than its " +
                          std::to_string(sizeof(MessageHeader)) + "-byte header");
@@ -188,13 +99,13 @@ Result<std::optional<ReceivedMessage>> receive_message(int socket) {
   if (header.payload_bytes != payload_bytes)
     return invalid_error("session message header says " + std::to_string(header.payload_bytes) +
                          " payload bytes, but " + std::to_string(payload_bytes) + " arrived");
-  if (fds_passed > 1)
-    return invalid_error("session message passed " + std::to_string(fds_passed) +
+  if (record->fds_passed > 1)
+    return invalid_error("session message passed " + std::to_string(record->fds_passed) +
                          " file descriptors; at most one is allowed");
 
   std::memcpy(message.payload.data(), buffer.data() + sizeof(MessageHeader), payload_bytes);
   message.payload_bytes = payload_bytes;
-  message.fd = std::move(fds[0]);
+  message.fd = std::move(record->fd);
   return std::optional<ReceivedMessage>(std::move(message));
 }
 

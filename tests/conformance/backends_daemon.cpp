@@ -13,6 +13,9 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/service/daemon.h"
+#ifdef ACCORD_TEST_GPU_EXECUTOR
+#include "daemon/executor/open_gpu_executors.h"
+#endif
 #include "tests/conformance/conformance_runtime.h"
 
 namespace {
@@ -54,6 +57,12 @@ DaemonUnderTest& daemon_under_test() {
     config.session_limits.graph_slots = 256;
     config.max_objects_per_session = 1 << 20;
     config.worker_threads = 2;
+#ifdef ACCORD_TEST_GPU_EXECUTOR
+    // The [gpu] suite drives GPUs as accordd does: each in an executor process (this
+    // build's accordd binary), so a fault case loses only that executor.
+    config.device_settings.gpu_executor_binary = ACCORD_TEST_GPU_EXECUTOR;
+    config.device_settings.gpu_executor_factory = &accord::executor::open_gpu_executors_factory;
+#endif
     auto started = accord::service::Daemon::start(config);
     if (!started.ok()) {
       d.status = accord::unsupported_error("accordd did not start: " + started.status().to_string());

@@ -33,6 +33,11 @@ for backend in daemon/devices/*/; do
   fi
   forbid "$backend" "daemon/devices/(?!$name/|common/)[a-z0-9_]+/" "backend '$name' must not include another backend" pcre
 done
+# GPU executors sit beside the device layer: they see devices and proto/wire, never the
+# engine, the service or gRPC; and the device layer (the composition root included) gets
+# them only through DeviceSettings::gpu_executor_factory, set by accordd's main.cpp.
+forbid daemon/executor 'daemon/engine|daemon/service|grpc|accord/v1/|client/src' "GPU executors must not see the engine, the service or the client"
+forbid daemon/devices 'daemon/executor' "the device layer must not include the executor (accordd injects its factory)"
 forbid client/src/embedded 'daemon/service|grpc|accord/v1/' "the embedded transport uses the engine, not the service"
 if ((status == 0)); then echo "dependencies point one way"; fi
 exit $status

@@ -43,6 +43,9 @@ struct DeviceInfo {
   std::string uuid;                // "GPU-xxxxxxxx-..." where the hardware has one
   DeviceState state = DeviceState::Present;
   std::string reason;              // why it is lost or absent; empty when present
+  // Times it came back after a loss: accordd restarts a GPU's executor after a fault,
+  // and new work runs again (what was made before the loss stays lost).
+  std::uint64_t recoveries = 0;
 };
 
 // "host, gpu:0 (lost); absent: cuda: libcuda.so.1 not found", for messages.

@@ -281,6 +281,7 @@ Result<std::vector<DeviceInfo>> DaemonRuntime::devices() {
       info.memory_total = d.memory_bytes();
       info.memory_free = d.memory_free();
       info.uuid = d.uuid();
+      info.recoveries = d.recoveries();
     }
     out.push_back(std::move(info));
   }

@@ -34,6 +34,11 @@ struct CudaDeviceOptions {
   //   "event": no tail; launch records the slot's event and completion is cuEventQuery
   //     (also what "flag" falls back to when the driver cannot write flags from a graph).
   CudaCompletionMode completion = CudaCompletionMode::Flag;
+  // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
+  // GPU and must create no context on the others); -1 (unset) opens every GPU. An
+  // ordinal the driver does not have opens nothing (an empty list, not an error), which
+  // is how accordd learns that the previous ordinal was the last.
+  int ordinal = -1;
 
   Status validate() const {
     ACCORD_RETURN_IF_ERROR(loader.validate());

@@ -1,7 +1,9 @@
-// The CUDA backend's entry in the catalog: "cuda" -> open every GPU the driver reports.
+// The CUDA backend's entry in the catalog: "cuda" -> open every GPU the driver reports
+// (or only cuda.ordinal, in a GPU executor process).
 // The only place "cuda.<key>" options are parsed. Where there is no driver or no GPU the
 // factory's error says so ("cuda: libcuda.so.1 not found (...)", "cuda: no CUDA
 // devices"), and the registry records the backend as absent.
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -45,13 +47,17 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
+    } else if (name == "ordinal") {
+      ACCORD_ASSIGN_OR_RETURN(const std::uint32_t ordinal, parse_count(name, value));
+      if (ordinal > 1024) return invalid_error("cuda: option cuda.ordinal = '" + value + "' is not in 0..1024");
+      options.ordinal = static_cast<int>(ordinal);
     } else if (name == "poll_max_sleep_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.max_sleep = std::chrono::microseconds(us);
     } else {
       return invalid_error("cuda: unknown option '" + key +
                            "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.completion, "
-                           "cuda.poll_spin_us, cuda.poll_max_sleep_us)");
+                           "cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
     }
   }
   ACCORD_RETURN_IF_ERROR(options.validate());
@@ -66,7 +72,10 @@ Result<std::vector<std::unique_ptr<Device>>> open_cuda(const BackendRequest& req
     return unsupported_error("cuda: " + std::string(cuda_status(syms.get(), r, "cuDeviceGetCount", "counting GPUs").message()));
   if (count <= 0) return unsupported_error("cuda: no CUDA devices");
   std::vector<std::unique_ptr<Device>> devices;
-  for (int ordinal = 0; ordinal < count; ++ordinal) {
+  // One GPU only (a GPU executor): no context is created on the others.
+  const int first = options.ordinal >= 0 ? options.ordinal : 0;
+  const int end = options.ordinal >= 0 ? std::min(options.ordinal + 1, count) : count;
+  for (int ordinal = first; ordinal < end; ++ordinal) {
     auto device = CudaDevice::open(syms, ordinal, options);
     // One GPU that does not open makes the backend absent, with the reason: a
     // half-opened box would renumber GPUs behind the config's back.

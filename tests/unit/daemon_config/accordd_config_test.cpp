@@ -117,6 +117,7 @@ TEST_CASE("with no file and no flags the config is the built-in defaults", "[dae
   CHECK(d.device_settings.options.empty());
   CHECK(d.watchdog_timeout == std::chrono::seconds(60));
   CHECK_FALSE(d.npu_emulator);
+  CHECK(d.device_settings.gpu_executor_binary == "/proc/self/exe");  // gpu_executors = true
 }
 
 TEST_CASE("the sample deploy/accordd.toml loads and states exactly the defaults", "[daemon][config]") {
@@ -331,6 +332,29 @@ TEST_CASE("gpu_isolation lists users and groups with GPU executors of their own"
   require_invalid_file("gpu_isolation = [\"alice\"]\n", {"'gpu_isolation'", "uid.USER or gid.GROUP"});
   require_invalid_file("gpu_isolation = [3]\n", {"'gpu_isolation'"});
   require_invalid_flags({"--gpu-isolation", "gid.no-such-group-here"}, "no group named 'no-such-group-here'");
+  require_invalid_flags({"--gpu-isolation", "uid.0", "--gpu-executors=false"}, "needs gpu_executors = true");
+}
+
+TEST_CASE("gpu_executors is a switch, on by default, from the file or --gpu-executors", "[daemon][config]") {
+  auto defaults = load({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->daemon.device_settings.gpu_executor_binary == config::kSelfExecutable);
+  CHECK(config::to_toml(*defaults).find("\ngpu_executors = true\n") != std::string::npos);
+  auto off = load({"--gpu-executors=false"});
+  REQUIRE(off.ok());
+  CHECK(off->daemon.device_settings.gpu_executor_binary.empty());
+  CHECK(config::to_toml(*off).find("\ngpu_executors = false\n") != std::string::npos);
+  {
+    TempConfig file("gpu_executors = false\n");
+    auto r = load({"--config", file.path()});
+    INFO(message_of(r));
+    REQUIRE(r.ok());
+    CHECK(r->daemon.device_settings.gpu_executor_binary.empty());
+    auto over = load({"--config", file.path(), "--gpu-executors"});
+    REQUIRE(over.ok());
+    CHECK(over->daemon.device_settings.gpu_executor_binary == config::kSelfExecutable);
+  }
+  require_invalid_file("gpu_executors = \"yes\"\n", {"'gpu_executors'", "boolean"});
 }
 
 TEST_CASE("device_options is a table of backend.key strings, from the file or --device-option",

@@ -1,0 +1,167 @@
+// Internals of ExecutorDevice shared by its .cpp files (never included from outside the
+// folder): the connection to one executor process and the proxy objects the engine
+// holds. A proxy carries the generation of the executor that made it; once that
+// executor is gone the proxy is dead, and releasing it sends nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "client/api/unique_fd.h"
+#include "daemon/executor/child_process.h"
+#include "daemon/executor/executor_channel.h"
+#include "daemon/executor/executor_device.h"
+
+namespace accord::executor {
+
+// Lets proxies reach ExecutorDevice's private release() without befriending each one.
+class ExecutorProxyAccess {
+ public:
+  static void release(ExecutorDevice& device, ReleaseKind kind, std::uint64_t generation, std::uint32_t id) noexcept {
+    device.release(kind, generation, id);
+  }
+};
+
+namespace detail {
+
+// One executor process and its channel. The command producer is used under the
+// device's launch lock, the completion consumer under its consume lock.
+struct Connection {
+  std::uint64_t generation = 0;
+  ChildProcess child;
+  UniqueFd socket;
+  ExecutorChannel channel;
+  wire::RingProducer<CommandEntry> commands;
+  wire::RingConsumer<CompletionRecord> completions;
+  std::atomic<bool> dead{false};
+};
+
+class ExecutorMemory final : public devices::DeviceMemory {
+ public:
+  ExecutorMemory(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::size_t bytes,
+                 std::uint64_t address, UniqueFd export_fd)
+      : device_(device), generation_(generation), id_(id), bytes_(bytes), address_(address),
+        export_fd_(std::move(export_fd)) {}
+  ~ExecutorMemory() override { ExecutorProxyAccess::release(device_, ReleaseKind::Memory, generation_, id_); }
+  std::size_t bytes() const noexcept override { return bytes_; }
+  // GPU memory is not mapped into accordd.
+  std::byte* host_address() const noexcept override { return nullptr; }
+  std::uint64_t device_address() const noexcept override { return address_; }
+  int export_fd() const noexcept override { return export_fd_.get(); }
+
+  const ExecutorDevice* owner() const noexcept { return &device_; }
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint32_t id() const noexcept { return id_; }
+
+ private:
+  ExecutorDevice& device_;
+  const std::uint64_t generation_;
+  const std::uint32_t id_;
+  const std::size_t bytes_;
+  const std::uint64_t address_;
+  UniqueFd export_fd_;  // the executor's exported VMM handle (or memfd), ours to close
+};
+
+class ExecutorAdmission final : public devices::AdmittedMemory {
+ public:
+  ExecutorAdmission(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint64_t address)
+      : device_(device), generation_(generation), id_(id), address_(address) {}
+  ~ExecutorAdmission() override { ExecutorProxyAccess::release(device_, ReleaseKind::Admission, generation_, id_); }
+  std::uint64_t device_address() const noexcept override { return address_; }
+
+  const ExecutorDevice* owner() const noexcept { return &device_; }
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint32_t id() const noexcept { return id_; }
+
+ private:
+  ExecutorDevice& device_;
+  const std::uint64_t generation_;
+  const std::uint32_t id_;
+  const std::uint64_t address_;
+};
+
+class ExecutorCode final : public devices::LoadedCode {
+ public:
+  ExecutorCode(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::string name,
+               KernelContract contract)
+      : device_(device), generation_(generation), id_(id), name_(std::move(name)), contract_(std::move(contract)) {}
+  ~ExecutorCode() override { ExecutorProxyAccess::release(device_, ReleaseKind::Code, generation_, id_); }
+  const std::string& name() const noexcept override { return name_; }
+  const KernelContract& contract() const noexcept override { return contract_; }
+
+  const ExecutorDevice* owner() const noexcept { return &device_; }
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint32_t id() const noexcept { return id_; }
+
+ private:
+  ExecutorDevice& device_;
+  const std::uint64_t generation_;
+  const std::uint32_t id_;
+  const std::string name_;
+  const KernelContract contract_;
+};
+
+// A region lowered by the executor: its id there and one sink cell per slot. A cell
+// holds the sink of the launch in flight in that slot; whoever exchanges it for nullptr
+// (a completion, the loss sweep, a launch that found the executor gone) reports it, so
+// each launch is reported exactly once.
+class ExecutorRegion final : public devices::NativeRegion {
+ public:
+  ExecutorRegion(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint32_t slots)
+      : device_(device), generation_(generation), id_(id), slots_(slots),
+        sinks_(new std::atomic<devices::CompletionSink*>[slots]) {
+    for (std::uint32_t i = 0; i < slots; ++i) sinks_[i].store(nullptr, std::memory_order_relaxed);
+    device_.register_region(*this);
+  }
+  ~ExecutorRegion() override {
+    device_.unregister_region(*this);
+    ExecutorProxyAccess::release(device_, ReleaseKind::Region, generation_, id_);
+  }
+
+  const ExecutorDevice* owner() const noexcept { return &device_; }
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint32_t id() const noexcept { return id_; }
+  std::uint32_t slots() const noexcept { return slots_; }
+  std::uint64_t key() const noexcept { return generation_ << 32 | id_; }
+  std::atomic<devices::CompletionSink*>& sink(std::uint32_t slot) noexcept { return sinks_[slot]; }
+
+ private:
+  ExecutorDevice& device_;
+  const std::uint64_t generation_;
+  const std::uint32_t id_;
+  const std::uint32_t slots_;
+  std::unique_ptr<std::atomic<devices::CompletionSink*>[]> sinks_;
+};
+
+// A spin lock on an atomic_flag: the launch and consume locks are held for a few
+// hundred nanoseconds, where a mutex's possible futex call is the cost to avoid.
+class SpinGuard {
+ public:
+  explicit SpinGuard(std::atomic_flag& flag) noexcept : flag_(flag) {
+    for (std::uint32_t spins = 0; flag_.test_and_set(std::memory_order_acquire);) {
+      while (flag_.test(std::memory_order_relaxed)) {
+        // The consume lock may be held across a sink call; past a short spin, let the
+        // holder run (this matters on a 2-core machine).
+        if (++spins > 1000) {
+          std::this_thread::yield();
+        } else {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+      }
+    }
+  }
+  ~SpinGuard() { flag_.clear(std::memory_order_release); }
+  SpinGuard(const SpinGuard&) = delete;
+  SpinGuard& operator=(const SpinGuard&) = delete;
+
+ private:
+  std::atomic_flag& flag_;
+};
+
+}  // namespace detail
+}  // namespace accord::executor

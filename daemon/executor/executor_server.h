@@ -1,0 +1,108 @@
+// ExecutorServer: the executor process's side of the channel. It owns the real device
+// and every object accordd asked it to make (by id), answers control requests on the
+// socket, and runs the command consumer thread that launches regions with per-slot
+// sinks (made at lower time, so a launch allocates nothing) pushing completions back.
+// Thread-safety: run() on the process's main thread; the consumer thread and the
+// device's threads (through the sinks) share only the object table (a mutex) and the
+// completion producer (a spin lock).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "client/api/unique_fd.h"
+#include "daemon/devices/device.h"
+#include "daemon/executor/executor_channel.h"
+#include "daemon/executor/executor_control.h"
+#include "daemon/executor/executor_messages.h"
+
+namespace accord::executor {
+
+class ExecutorServer final : private devices::DeviceListener {
+ public:
+  ExecutorServer(std::unique_ptr<devices::Device> device, ExecutorChannel channel, UniqueFd socket, std::string label);
+  // Stops the consumer thread, shuts the device down, then releases regions, code,
+  // admissions and memory, in that order (device.h's teardown order).
+  ~ExecutorServer();
+  ExecutorServer(const ExecutorServer&) = delete;
+  ExecutorServer& operator=(const ExecutorServer&) = delete;
+
+  // Serves until accordd hangs up or sends Exit (returns kExecutorExitOk), or the device
+  // is lost: then it waits briefly for launches in flight to report, sends "lost", and
+  // ends the process at once (a faulted driver may hang in teardown).
+  int run();
+
+ private:
+  // Reports one launch's end into the completion queue. Preallocated per region slot.
+  class SlotSink final : public devices::CompletionSink {
+   public:
+    void on_done() noexcept override;
+    void on_error(Status status) noexcept override;
+    void on_cancelled() noexcept override;
+    ExecutorServer* server = nullptr;
+    std::uint32_t region = 0;
+    std::uint32_t slot = 0;
+  };
+  struct Region {
+    std::unique_ptr<devices::NativeRegion> native;
+    std::uint32_t slots = 0;
+    std::unique_ptr<SlotSink[]> sinks;
+  };
+  struct Admission {
+    std::unique_ptr<devices::DeviceMemory> pages;  // accordd's memfd, mapped here
+    std::unique_ptr<devices::AdmittedMemory> view;  // destroyed first (declared last)
+  };
+  struct Answer {
+    Answer(Status error) : status(std::move(error)) {}  // NOLINT: implicit, an error answer
+    Answer(Status ok, std::vector<std::byte> bytes, int descriptor = -1)
+        : status(std::move(ok)), payload(std::move(bytes)), fd(descriptor) {}
+    Status status;
+    std::vector<std::byte> payload;
+    int fd = -1;  // borrowed: valid while the object lives
+  };
+
+  void on_device_lost(Status cause) noexcept override;
+
+  Answer handle(ControlMessage& message);
+  Answer allocate(const ControlMessage& message);
+  Answer admit(ControlMessage& message);
+  Answer load(const ControlMessage& message);
+  Answer lower(const ControlMessage& message);
+  void release(const ControlMessage& message);
+
+  void consume() noexcept;
+  void launch(const CommandEntry& first, wire::RingConsumer<CommandEntry>& commands) noexcept;
+  void complete(std::uint32_t region, std::uint32_t slot, Outcome outcome, const Status* error) noexcept;
+  [[noreturn]] void report_loss_and_exit();
+
+  std::unique_ptr<devices::Device> device_;
+  ExecutorChannel channel_;
+  UniqueFd socket_;
+  const std::string label_;
+  UniqueFd lost_fd_;  // eventfd: the device reported loss
+
+  std::mutex lost_mu_;
+  std::optional<Status> lost_cause_;  // guarded by lost_mu_
+
+  std::mutex objects_mu_;
+  std::uint32_t next_id_ = 0;  // guarded by objects_mu_
+  std::unordered_map<std::uint32_t, std::unique_ptr<devices::DeviceMemory>> memory_;
+  std::unordered_map<std::uint32_t, Admission> admissions_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<devices::LoadedCode>> code_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<Region>> regions_;
+
+  std::atomic_flag completion_lock_ = ATOMIC_FLAG_INIT;
+  wire::RingProducer<CompletionRecord> completions_;  // guarded by completion_lock_
+  std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<bool> stop_{false};
+  std::thread consumer_;
+};
+
+}  // namespace accord::executor

@@ -1,0 +1,125 @@
+// ExecutorServer's hot path: the command consumer thread and the completion sinks. The
+// consumer spins briefly between commands and then sleeps on the command doorbell; when
+// the real device completes by polling (CUDA's flags) it polls it while it spins, which
+// is where a completion is seen soonest.
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/executor/executor_server.h"
+
+namespace accord::executor {
+namespace {
+
+constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr auto kIdleSleep = std::chrono::milliseconds(20);
+constexpr auto kPollingSleep = std::chrono::microseconds(200);
+constexpr std::size_t kMaxWaits = 4096;
+
+}  // namespace
+
+void ExecutorServer::SlotSink::on_done() noexcept { server->complete(region, slot, Outcome::Done, nullptr); }
+void ExecutorServer::SlotSink::on_error(Status status) noexcept {
+  server->complete(region, slot, Outcome::Error, &status);
+}
+void ExecutorServer::SlotSink::on_cancelled() noexcept { server->complete(region, slot, Outcome::Cancelled, nullptr); }
+
+void ExecutorServer::complete(std::uint32_t region, std::uint32_t slot, Outcome outcome, const Status* error) noexcept {
+  CompletionRecord record;
+  record.region = region;
+  record.slot = slot;
+  record.outcome = static_cast<std::uint32_t>(outcome);
+  if (error != nullptr && !error->ok()) {
+    record.error_kind = static_cast<std::uint32_t>(error->kind());
+    const std::size_t bytes = std::min(error->message().size(), kCompletionMessageBytes);
+    std::memcpy(record.message, error->message().data(), bytes);
+    record.message_bytes = static_cast<std::uint32_t>(bytes);
+  }
+  while (completion_lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  // accordd's completion thread drains continuously; a full queue is a pause, not a
+  // loss (and if accordd is gone, PR_SET_PDEATHSIG ends us).
+  while (!completions_.try_push(record)) {
+    if (completions_.corrupt()) break;
+    std::this_thread::yield();
+  }
+  completion_lock_.clear(std::memory_order_release);
+  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void ExecutorServer::consume() noexcept {
+  wire::RingConsumer<CommandEntry> commands(channel_.commands());
+  const bool polls = device_->completes_by_polling();
+  CommandEntry entry;
+  auto last_command = std::chrono::steady_clock::now();
+  while (!stop_.load(std::memory_order_acquire)) {
+    const wire::PopResult popped = commands.try_pop(entry);
+    if (popped == wire::PopResult::Corrupt) {
+      on_device_lost(device_lost_error(label_ + ": accordd's command queue is corrupt"));
+      return;
+    }
+    if (popped == wire::PopResult::Ok) {
+      if (entry.opcode == static_cast<std::uint16_t>(CommandOp::Launch)) launch(entry, commands);
+      last_command = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (polls && in_flight_.load(std::memory_order_acquire) > 0) {
+      // Work in flight on a device that completes by polling: look at it between looks at
+      // the ring, tightly for kSpin after the last command, then every kPollingSleep
+      // (the device's own completion thread covers the rest).
+      device_->poll_completions();
+      if (std::chrono::steady_clock::now() - last_command < kSpin) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      static_cast<void>(commands.wait(std::chrono::nanoseconds(0), kPollingSleep));
+    } else {
+      static_cast<void>(commands.wait(kSpin, kIdleSleep));
+    }
+  }
+}
+
+void ExecutorServer::launch(const CommandEntry& first, wire::RingConsumer<CommandEntry>& commands) noexcept {
+  // Reused across launches: after the first few no launch allocates.
+  static thread_local std::vector<devices::RegionWait> waits = [] {
+    std::vector<devices::RegionWait> v;
+    v.reserve(64);
+    return v;
+  }();
+  static thread_local std::vector<CommandWait> wanted = [] {
+    std::vector<CommandWait> v;
+    v.reserve(64);
+    return v;
+  }();
+  waits.clear();
+  wanted.clear();
+  wanted.insert(wanted.end(), first.wait, first.wait + std::min<std::uint32_t>(first.waits, kWaitsPerEntry));
+  for (std::uint32_t i = 0; i < first.more && wanted.size() < kMaxWaits; ++i) {
+    CommandEntry more;
+    // The continuation entries were published right behind the first one.
+    while (commands.try_pop(more) == wire::PopResult::Empty) {
+      if (stop_.load()) return;
+      static_cast<void>(commands.wait(kSpin, kIdleSleep));
+    }
+    wanted.insert(wanted.end(), more.wait, more.wait + std::min<std::uint32_t>(more.waits, kWaitsPerEntry));
+  }
+  std::lock_guard lock(objects_mu_);
+  const auto found = regions_.find(first.region);
+  if (found == regions_.end() || first.slot >= found->second->slots) {
+    spdlog::error("{}: launch of unknown region {} slot {}", label_, first.region, first.slot);
+    return;  // accordd's bug: no sink to report through; its watchdog fails the launch
+  }
+  Region& region = *found->second;
+  for (const CommandWait& w : wanted) {
+    const auto before = regions_.find(w.region);
+    if (before == regions_.end() || w.slot >= before->second->slots) continue;  // already released: it ended
+    waits.push_back({before->second->native.get(), w.slot});
+  }
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  device_->launch(*region.native, devices::RegionWaits{first.slot, waits}, region.sinks[first.slot]);
+}
+
+}  // namespace accord::executor
