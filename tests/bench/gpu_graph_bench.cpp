@@ -217,11 +217,12 @@ class DirectChain {
 // --- Accord: the same chain through an embedded runtime ---------------------------------
 using DeviceOptions = std::map<std::string, std::string>;
 
-Runtime open_runtime(int priority, const DeviceOptions& device_options) {
+Runtime open_runtime(int priority, const DeviceOptions& device_options, const std::string& executor = {}) {
   RuntimeOptions options;
   options.priority = priority;
   options.devices = {"cuda"};
   options.device_options = device_options;
+  options.gpu_executor = executor;
   return unwrap(Runtime::embedded(options), "Runtime::embedded");
 }
 
@@ -232,8 +233,9 @@ struct AccordChain {
   ExecutableGraph exe;
 
   AccordChain(std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
-              std::array<std::uint32_t, 3> block, int priority, const DeviceOptions& device_options = {})
-      : runtime(open_runtime(priority, device_options)) {
+              std::array<std::uint32_t, 3> block, int priority, const DeviceOptions& device_options = {},
+              const std::string& executor = {})
+      : runtime(open_runtime(priority, device_options, executor)) {
     GpuKernelImage image;
     image.image = ptx();
     image.entry = "accord_bench_step";
@@ -292,6 +294,30 @@ void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
     const Summary d = time_us(100, n, [&] { direct.run_once(); });
     const Summary a = time_us(100, n, [&] { accord.run_once(); });
     std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
+  }
+}
+
+// The hop to a GPU executor (issue 10): the same Accord chain with the GPU driven in this
+// process and in an executor process (accordd --gpu-executor, through shared-memory
+// rings), interleaved in rounds. Goal: at most 1 us added at p50.
+void executor_latency(std::size_t iterations) {
+  std::printf("\n1c. submit -> complete through a GPU executor process against the GPU in process "
+              "(us; %zu samples each)\n", iterations);
+  std::printf("  %-8s %14s %14s %14s %14s %12s\n", "kernels", "in-proc p50", "in-proc p99", "executor p50",
+              "executor p99", "added p50");
+  for (std::size_t kernels : {1, 10}) {
+    AccordChain local(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    AccordChain remote(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {}, ACCORD_BENCH_ACCORDD);
+    std::vector<double> l_samples, r_samples;
+    for (int round = 0; round < 8; ++round) {
+      for (std::size_t i = 0; i < 50; ++i) local.run_once(), remote.run_once();
+      auto l = time_samples_us(iterations / 8, [&] { local.run_once(); });
+      auto r = time_samples_us(iterations / 8, [&] { remote.run_once(); });
+      l_samples.insert(l_samples.end(), l.begin(), l.end());
+      r_samples.insert(r_samples.end(), r.begin(), r.end());
+    }
+    const Summary l = summarize(l_samples), r = summarize(r_samples);
+    std::printf("  %-8zu %14.2f %14.2f %14.2f %14.2f %12.2f\n", kernels, l.p50, l.p99, r.p50, r.p99, r.p50 - l.p50);
   }
 }
 
@@ -607,7 +633,8 @@ void tenant_processes(const std::string& label) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
-  const Flags flags = parse_flags(argc, argv, "  --config latency|parts|tenants[:ROW]|neighbour|processes:LABEL\n");
+  const Flags flags =
+      parse_flags(argc, argv, "  --config latency|parts|executor|tenants[:ROW]|neighbour|processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT
     const std::string rest = flags.config.substr(6);
     const std::size_t a = rest.find(':');
@@ -635,6 +662,7 @@ int main(int argc, char** argv) {
               gpu->target.c_str(), cuda.value()->driver_version(), queues != nullptr ? queues : "(driver default)");
   const std::size_t iterations = flags.iterations ? flags.iterations : 10'000;
   if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
+  if (flags.config.empty() || flags.config == "latency" || flags.config == "executor") executor_latency(iterations);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
     latency_parts(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");

@@ -61,6 +61,12 @@ struct RuntimeOptions {
   // takes (e.g. "cuda.streams_per_lane" = "8"). A key the named backend does not know
   // is Invalid when the runtime opens.
   std::map<std::string, std::string> device_options;
+  // Embedded only: drive each GPU from an executor process, as accordd does, so that a
+  // GPU fault loses only the work in flight there and the GPU comes back (a CUDA fault
+  // is otherwise sticky for this process). The path of an accordd binary, which runs
+  // as `accordd --gpu-executor N`; empty (the default): the GPU is driven in process.
+  // Unsupported in a libaccord built without the daemon.
+  std::string gpu_executor;
   // Scheduling priority of this session: 0 default, positive more urgent, negative less
   // urgent, at most 1000 either way. On a GPU it becomes a CUDA stream priority (the
   // device's range is small: every priority above its top shares the top). accordd

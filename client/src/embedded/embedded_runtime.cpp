@@ -5,6 +5,9 @@
 #include "client/src/embedded/embedded_objects.h"
 #include "daemon/devices/composition/open_devices.h"
 #include "daemon/emulation/npu_emulator_env.h"
+#ifdef ACCORD_HAVE_GPU_EXECUTORS
+#include "daemon/executor/open_gpu_executors.h"
+#endif
 
 namespace accord {
 
@@ -31,6 +34,15 @@ Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOp
       settings.backends.push_back("level_zero");
   }
   settings.allow_plugins = options.allow_plugins;
+  if (!options.gpu_executor.empty()) {
+#ifdef ACCORD_HAVE_GPU_EXECUTORS
+    settings.gpu_executor_binary = options.gpu_executor;
+    settings.gpu_executor_factory = &executor::open_gpu_executors_factory;
+#else
+    return unsupported_error("RuntimeOptions::gpu_executor: this libaccord was built without the daemon, which "
+                             "GPU executors need");
+#endif
+  }
   auto registry = devices::open_devices(settings);
   if (!registry.ok()) return std::move(registry).status();
 
