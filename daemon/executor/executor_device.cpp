@@ -64,6 +64,7 @@ Result<std::unique_ptr<ExecutorDevice>> ExecutorDevice::open(ExecutorOptions opt
   device->install(std::move(connection));
   device->supervisor_ = std::thread([d = device.get()] { d->supervise(); });
   device->completer_ = std::thread([d = device.get()] { d->complete_loop(); });
+  if (device->options_.standby) device->spawner_ = std::thread([d = device.get()] { d->spawn_standbys(); });
   return device;
 }
 

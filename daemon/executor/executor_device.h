@@ -104,8 +104,10 @@ class ExecutorDevice final : public devices::Device {
   void complete_loop() noexcept;
   // Handles one event of the live executor; returns a loss cause when it is lost.
   std::optional<std::string> serve_socket(Connection& connection);
+  // `reap_later`: the executor reported its loss (its completions are final): it is
+  // killed now and reaped after the restart.
   void handle_loss(const std::shared_ptr<Connection>& connection, const std::string& cause,
-                   std::chrono::milliseconds exit_wait) noexcept;
+                   std::chrono::milliseconds exit_wait, bool reap_later = false) noexcept;
   void restart() noexcept;
   // Asks `connection`'s executor to exit, waits exit_grace, then kills and reaps it.
   void retire(Connection& connection) noexcept;
@@ -175,10 +177,23 @@ class ExecutorDevice final : public devices::Device {
 
   // Supervisor-only state.
   std::deque<std::chrono::steady_clock::time_point> restart_times_;
+  std::vector<std::shared_ptr<Connection>> dying_;  // killed after a loss report, reaped after the restart
   std::chrono::milliseconds backoff_{0};
+
+  // The standby executor (ExecutorOptions::standby), started by the spawner thread and
+  // taken over by restart(). The spawner is long-lived because PR_SET_PDEATHSIG ties
+  // each child to the thread that spawned it.
+  std::mutex standby_mu_;
+  std::condition_variable standby_cv_;
+  std::shared_ptr<Connection> standby_;  // guarded by standby_mu_
+  HelloInfo standby_hello_;              // guarded by standby_mu_
+  void spawn_standbys() noexcept;
+  // Takes the standby if one is ready and still running; its generation becomes `generation`.
+  std::shared_ptr<Connection> take_standby(std::uint64_t generation, HelloInfo& hello) noexcept;
 
   std::thread supervisor_;
   std::thread completer_;
+  std::thread spawner_;
 };
 
 }  // namespace accord::executor

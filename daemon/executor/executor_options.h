@@ -34,10 +34,17 @@ struct ExecutorOptions {
   // Restarts are immediate while fewer than `max_restarts` happened in the last
   // `restart_window`; beyond that each waits, doubling from `backoff_initial` up to
   // `backoff_max`, so a kernel that faults on every start cannot spin the daemon.
-  std::uint32_t max_restarts = 10;
+  // (60 a minute lets a GPU come back after every one of a fault every 2 s, while a
+  // kernel that faults at once on every start is slowed to the backoff.)
+  std::uint32_t max_restarts = 60;
   std::chrono::milliseconds restart_window{60'000};
   std::chrono::milliseconds backoff_initial{1'000};
   std::chrono::milliseconds backoff_max{60'000};
+  // Keep one more executor started and idle beside the live one, so that after a loss
+  // the GPU serves again as soon as the loss is handled, not after a process start (the
+  // CUDA context of a new process takes about 0.6 s on an H200). It holds a context of
+  // its own (GPU memory), which does no work until it takes over.
+  bool standby = true;
   // The completion thread spins this long after the last completion before it sleeps
   // on the doorbell (and the executor's command consumer likewise).
   std::chrono::microseconds spin{50};

@@ -4,6 +4,7 @@
 // are failed, the registry is told (report_lost), and a new executor is started within
 // the restart limit, after which report_recovered says what was done.
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,6 +69,9 @@ void ExecutorDevice::supervise() noexcept {
         device->live_generation_.store(0, std::memory_order_seq_cst);
         device->retire(*connection);
       }
+      for (const std::shared_ptr<Connection>& old : device->dying_)
+        static_cast<void>(old->child.stop(device->options_.exit_grace));
+      device->dying_.clear();
     }
   } retire_on_exit{this};
   while (!stopping_.load()) {
@@ -103,8 +107,11 @@ void ExecutorDevice::supervise() noexcept {
     // its "lost" message (the cause) waiting there.
     if (fds[0].revents != 0) {
       if (std::optional<std::string> cause = serve_socket(*connection)) {
+        // A loss report comes after the executor flushed its completions, so its queue
+        // is final: it is killed at once and reaped after the restart (a faulted CUDA
+        // process takes about 0.3 s to end), which does not wait for that.
         const bool told = cause->starts_with("reported");
-        handle_loss(connection, *cause, told ? options_.exit_grace : std::chrono::milliseconds(200));
+        handle_loss(connection, *cause, std::chrono::milliseconds(told ? 0 : 200), told);
         continue;
       }
     }
@@ -141,7 +148,7 @@ std::optional<std::string> ExecutorDevice::serve_socket(Connection& connection) 
 }
 
 void ExecutorDevice::handle_loss(const std::shared_ptr<Connection>& connection, const std::string& cause,
-                                 std::chrono::milliseconds exit_wait) noexcept {
+                                 std::chrono::milliseconds exit_wait, bool reap_later) noexcept {
   // 1. No launch of this generation starts from here on, and none is half pushed.
   live_generation_.store(0, std::memory_order_seq_cst);
   connection->dead.store(true, std::memory_order_seq_cst);
@@ -152,7 +159,14 @@ void ExecutorDevice::handle_loss(const std::shared_ptr<Connection>& connection, 
   // 2. The executor ends (by itself after a loss report, which it sends once its
   //    completions are flushed), so its completion queue is final.
   const pid_t pid = connection->child.pid();
-  const std::string ended = connection->child.stop(exit_wait);
+  std::string ended;
+  if (reap_later) {
+    static_cast<void>(::kill(pid, SIGKILL));
+    ended = "was killed (reaped once the GPU is back)";
+    dying_.push_back(connection);
+  } else {
+    ended = connection->child.stop(exit_wait);
+  }
   const std::string full = label_ + " (pid " + std::to_string(pid) + ") " + cause + "; it " + ended;
   spdlog::error("{}: lost: {}", hello_.info.name, full);
   {
@@ -220,7 +234,8 @@ void ExecutorDevice::restart() noexcept {
   restart_times_.push_back(std::chrono::steady_clock::now());
   const std::uint64_t generation = generation_.load() + 1;
   HelloInfo hello;
-  auto started = start(generation, hello);
+  Result<std::shared_ptr<Connection>> started = take_standby(generation, hello);
+  if (*started == nullptr) started = start(generation, hello);
   if (started.ok() && (!hello.error.empty() || !hello.has_device || hello.info.uuid != hello_.info.uuid)) {
     // A different GPU under the same ordinal (the driver renumbered them) must not take
     // over this device's identity.
@@ -246,12 +261,76 @@ void ExecutorDevice::restart() noexcept {
   const std::string how = "executor restarted (pid " + std::to_string(pid) + ") after: " + cause;
   spdlog::info("{}: recovered: {}", hello_.info.name, how);
   report_recovered(how);
+  for (const std::shared_ptr<Connection>& old : dying_) {
+    const std::string ended = old->child.stop(options_.exit_grace);
+    spdlog::info("{}: {} (pid {}) {}", hello_.info.name, label_, old->child.pid(), ended);
+  }
+  dying_.clear();
+}
+
+std::shared_ptr<ExecutorDevice::Connection> ExecutorDevice::take_standby(std::uint64_t generation,
+                                                                         HelloInfo& hello) noexcept {
+  std::shared_ptr<Connection> taken;
+  {
+    std::lock_guard lock(standby_mu_);
+    taken.swap(standby_);
+    hello = standby_hello_;
+  }
+  standby_cv_.notify_all();  // the spawner starts the next one
+  if (taken == nullptr) return nullptr;
+  if (taken->child.try_reap()) {  // it died while waiting: start a fresh one instead
+    spdlog::warn("{}: the standby executor (pid {}) had ended; starting a new one", hello_.info.name,
+                 taken->child.pid());
+    return nullptr;
+  }
+  taken->generation = generation;
+  return taken;
+}
+
+void ExecutorDevice::spawn_standbys() noexcept {
+  while (!stopping_.load()) {
+    {
+      std::unique_lock lock(standby_mu_);
+      standby_cv_.wait(lock, [&] { return stopping_.load() || standby_ == nullptr; });
+      if (stopping_.load()) break;
+    }
+    HelloInfo hello;
+    auto started = start(0, hello);  // the generation is set when it takes over
+    if (started.ok() && (!hello.error.empty() || !hello.has_device || hello.info.uuid != hello_.info.uuid)) {
+      static_cast<void>((*started)->child.stop(options_.exit_grace));
+      started = unsupported_error("it does not serve " + hello_.info.name);
+    }
+    if (!started.ok()) {
+      if (stopping_.load()) break;
+      spdlog::warn("{}: the standby executor did not start: {}; retrying in {} ms", hello_.info.name,
+                   started.status().message(), options_.backoff_initial.count());
+      std::unique_lock lock(standby_mu_);
+      standby_cv_.wait_for(lock, options_.backoff_initial, [&] { return stopping_.load(); });
+      continue;
+    }
+    spdlog::info("{}: standby executor ready (pid {})", hello_.info.name, (*started)->child.pid());
+    std::lock_guard lock(standby_mu_);
+    standby_ = std::move(started).value();
+    standby_hello_ = std::move(hello);
+  }
+  // Retired by this thread: PR_SET_PDEATHSIG would kill it as this thread ends anyway.
+  std::shared_ptr<Connection> left;
+  {
+    std::lock_guard lock(standby_mu_);
+    left.swap(standby_);
+  }
+  if (left) retire(*left);
 }
 
 void ExecutorDevice::shut_down() noexcept {
   if (shut_down_.exchange(true)) return;
   stopping_.store(true);
   wake();
+  {
+    std::lock_guard lock(standby_mu_);  // the spawner is waiting or will see stopping_
+  }
+  standby_cv_.notify_all();
+  if (spawner_.joinable()) spawner_.join();
   if (supervisor_.joinable()) supervisor_.join();
   if (completer_.joinable()) completer_.join();
   live_generation_.store(0, std::memory_order_seq_cst);

@@ -24,6 +24,7 @@ TEST_CASE("a faulting GPU kernel fails its work, loses the GPU and spares the ho
   append_constant(contract.constants, std::uint64_t{0x10});  // no allocation lives there
   const Kernel wild = UNWRAP(rt.load_gpu_kernel(0, image, contract));
   Buffer target = gpu_buffer(rt, 4);
+  Buffer bystander = gpu_buffer(rt, 4);  // made before the fault, used by nothing that faulted
   Graph g = rt.graph();
   REQUIRE_OK(g.gpu(wild, {target.view()}));
   const ExecutableGraph exe = UNWRAP(std::move(g).prepare());
@@ -47,7 +48,7 @@ TEST_CASE("a faulting GPU kernel fails its work, loses the GPU and spares the ho
     }));
     // What was made before the fault is lost, naming the restart...
     Graph stale = rt.graph();
-    REQUIRE_OK(stale.fill(target.view(), 1));
+    REQUIRE_OK(stale.fill(bystander.view(), 1));
     auto stale_exe = std::move(stale).prepare();
     REQUIRE_FALSE(stale_exe.ok());
     CHECK(stale_exe.status().kind() == ErrorKind::DeviceLost);
