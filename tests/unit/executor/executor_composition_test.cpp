@@ -10,6 +10,8 @@ namespace accord::testing {
 namespace {
 devices::DeviceSettings executor_settings() {
   devices::DeviceSettings settings;
+  // Named: on a machine with a GPU, "auto" would also open the real CUDA backend here.
+  settings.backends = {"host", "fake"};
   settings.gpu_executor_binary = FAKE_GPU_EXECUTOR_PATH;
   settings.gpu_executor_backend = "fake";
   settings.gpu_executor_factory = &executor::open_gpu_executors_factory;

@@ -184,7 +184,9 @@ TEST_CASE("a restart storm beyond max_restarts in the window waits with a doubli
     const auto start = std::chrono::steady_clock::now();
     REQUIRE(::kill(pid, SIGKILL) == 0);
     REQUIRE(eventually([&] { return listener.recovered() == i + 1; }));
-    took.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start));
+    // Rounded up: the pause is measured from before the kill, but a clock read that
+    // truncates 149.9 ms to 149 would fail a wait that did last 150 ms.
+    took.push_back(std::chrono::ceil<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start));
   }
   // Two restarts at once, then 150, 300, 300 ms (capped) before each.
   CHECK(took[2] >= 150ms);
