@@ -39,8 +39,10 @@ Result<ExecutorChannel> ExecutorChannel::create(std::uint32_t command_capacity, 
   channel.command_offset_ = align_up(sizeof(ChannelHeader));
   channel.completion_offset_ =
       align_up(channel.command_offset_ + channel.command_capacity_ * static_cast<std::uint32_t>(sizeof(CommandEntry)));
-  const std::uint32_t total = align_up(channel.completion_offset_ + channel.completion_capacity_ *
-                                                                         static_cast<std::uint32_t>(sizeof(CompletionRecord)));
+  channel.message_offset_ = align_up(channel.completion_offset_ +
+                                     channel.completion_capacity_ * static_cast<std::uint32_t>(sizeof(CompletionRecord)));
+  const std::uint32_t total = align_up(channel.message_offset_ + channel.completion_capacity_ *
+                                                                      static_cast<std::uint32_t>(sizeof(CompletionMessage)));
   channel.fd_ = UniqueFd(::memfd_create("accord-executor", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!channel.fd_) return system_failure("memfd_create", errno);
   if (::ftruncate(channel.fd_.get(), total) != 0) return system_failure("ftruncate", errno);
@@ -57,6 +59,7 @@ Result<ExecutorChannel> ExecutorChannel::create(std::uint32_t command_capacity, 
   header->completion_capacity = channel.completion_capacity_;
   header->command_offset = channel.command_offset_;
   header->completion_offset = channel.completion_offset_;
+  header->message_offset = channel.message_offset_;
   channel.header_ = header;
   return channel;
 }
@@ -81,13 +84,15 @@ Result<ExecutorChannel> ExecutorChannel::map(UniqueFd fd) {
   };
   if (copy.magic != kChannelMagic || copy.version != kChannelVersion || copy.total_bytes != size ||
       !fits(copy.command_offset, copy.command_capacity, sizeof(CommandEntry)) ||
-      !fits(copy.completion_offset, copy.completion_capacity, sizeof(CompletionRecord)))
+      !fits(copy.completion_offset, copy.completion_capacity, sizeof(CompletionRecord)) ||
+      !fits(copy.message_offset, copy.completion_capacity, sizeof(CompletionMessage)))
     return invalid_error("executor channel: bad header (magic, version or geometry)");
   channel.header_ = static_cast<ChannelHeader*>(mapping);
   channel.command_capacity_ = copy.command_capacity;
   channel.completion_capacity_ = copy.completion_capacity;
   channel.command_offset_ = copy.command_offset;
   channel.completion_offset_ = copy.completion_offset;
+  channel.message_offset_ = copy.message_offset;
   return channel;
 }
 
@@ -108,6 +113,7 @@ ExecutorChannel& ExecutorChannel::operator=(ExecutorChannel&& other) noexcept {
   completion_capacity_ = other.completion_capacity_;
   command_offset_ = other.command_offset_;
   completion_offset_ = other.completion_offset_;
+  message_offset_ = other.message_offset_;
   return *this;
 }
 
@@ -115,6 +121,11 @@ wire::RingQueueView<CommandEntry> ExecutorChannel::commands() const noexcept {
   auto* base = static_cast<std::byte*>(mapping_);
   return {&header_->command_head, &header_->command_tail,
           reinterpret_cast<CommandEntry*>(base + command_offset_), command_capacity_, &header_->command_bell};
+}
+
+CompletionMessage& ExecutorChannel::completion_message(std::uint32_t position) const noexcept {
+  auto* base = static_cast<std::byte*>(mapping_);
+  return reinterpret_cast<CompletionMessage*>(base + message_offset_)[position & (completion_capacity_ - 1)];
 }
 
 wire::RingQueueView<CompletionRecord> ExecutorChannel::completions() const noexcept {

@@ -414,20 +414,26 @@ void ExecutorDevice::poll_completions() noexcept {
 int ExecutorDevice::drain(Connection& connection) noexcept {
   int reported = 0;
   CompletionRecord record;
+  CompletionMessage message;  // an error's text, copied out before its position is freed
   for (;;) {
-    const wire::PopResult popped = connection.completions.try_pop(record);
+    const wire::PopResult popped = connection.completions.try_pop_with(record, [&](std::uint32_t position) {
+      if (record.outcome == static_cast<std::uint32_t>(Outcome::Error))
+        std::memcpy(message.text, connection.channel.completion_message(position).text,
+                    std::min<std::size_t>(record.message_bytes, kCompletionMessageBytes));
+    });
     if (popped == wire::PopResult::Empty) break;
     if (popped == wire::PopResult::Corrupt) {
       request_loss(connection.generation, "corrupted its completion queue");
       break;
     }
-    dispatch(connection.generation, record);
+    dispatch(connection.generation, record, message);
     ++reported;
   }
   return reported;
 }
 
-void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& record) noexcept {
+void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& record,
+                              const CompletionMessage& text) noexcept {
   devices::CompletionSink* sink = nullptr;
   {
     std::lock_guard lock(regions_mu_);
@@ -447,7 +453,7 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
     case Outcome::Cancelled: sink->on_cancelled(); return;
     case Outcome::Error: {
       const std::size_t bytes = std::min<std::size_t>(record.message_bytes, kCompletionMessageBytes);
-      std::string message(record.message, bytes);
+      std::string message(text.text, bytes);
       const ErrorKind kind = record.error_kind == static_cast<std::uint32_t>(ErrorKind::DeviceLost)
                                  ? ErrorKind::DeviceLost
                                  : ErrorKind::Execution;

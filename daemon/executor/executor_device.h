@@ -125,7 +125,8 @@ class ExecutorDevice final : public devices::Device {
 
   // Drains completions of `connection` with the consumer lock held. Returns how many.
   int drain(Connection& connection) noexcept;
-  void dispatch(std::uint64_t generation, const struct CompletionRecord& record) noexcept;
+  void dispatch(std::uint64_t generation, const struct CompletionRecord& record,
+                const struct CompletionMessage& text) noexcept;
   bool push_launch(Connection& connection, detail::ExecutorRegion& region,
                    const devices::RegionWaits& waits) noexcept;
   Status stale(std::uint64_t generation, const char* what) const;

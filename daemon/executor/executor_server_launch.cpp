@@ -31,18 +31,21 @@ void ExecutorServer::complete(std::uint32_t region, std::uint32_t slot, Outcome 
   record.region = region;
   record.slot = slot;
   record.outcome = static_cast<std::uint32_t>(outcome);
-  if (error != nullptr && !error->ok()) {
-    record.error_kind = static_cast<std::uint32_t>(error->kind());
-    const std::size_t bytes = std::min(error->message().size(), kCompletionMessageBytes);
-    std::memcpy(record.message, error->message().data(), bytes);
-    record.message_bytes = static_cast<std::uint32_t>(bytes);
-  }
   while (completion_lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
   // accordd's completion thread drains continuously; a full queue is a pause, not a
-  // loss (and if accordd is gone, PR_SET_PDEATHSIG ends us).
-  while (!completions_.try_push(record)) {
-    if (completions_.corrupt()) break;
-    std::this_thread::yield();
+  // loss (and if accordd is gone, PR_SET_PDEATHSIG ends us). Waited for before the
+  // message is written: when full, the next position is still the oldest entry's.
+  bool corrupt = false;
+  while (completions_.full() && !(corrupt = completions_.corrupt())) std::this_thread::yield();
+  if (!corrupt) {
+    if (error != nullptr && !error->ok()) {
+      // Beside the record, at the position it is pushed to (the lock keeps it ours).
+      record.error_kind = static_cast<std::uint32_t>(error->kind());
+      const std::size_t bytes = std::min(error->message().size(), kCompletionMessageBytes);
+      std::memcpy(channel_.completion_message(completions_.next_position()).text, error->message().data(), bytes);
+      record.message_bytes = static_cast<std::uint32_t>(bytes);
+    }
+    static_cast<void>(completions_.try_push(record));
   }
   completion_lock_.clear(std::memory_order_release);
   in_flight_.fetch_sub(1, std::memory_order_acq_rel);

@@ -90,6 +90,23 @@ class RingConsumer {
     return PopResult::Ok;
   }
 
+  // As try_pop, and calls `side(position)` after the copy and before the position is
+  // freed, so side data the producer wrote for that position (a long error message) can
+  // be read without the producer reusing it meanwhile.
+  template <class Side>
+  PopResult try_pop_with(Entry& out, Side&& side) noexcept {
+    const std::uint32_t tail = view_.tail->value.load(std::memory_order_acquire);
+    const std::uint32_t available = tail - head_;
+    if (available == 0) return PopResult::Empty;
+    if (available > view_.capacity) return PopResult::Corrupt;
+    const std::uint32_t at = head_ & (view_.capacity - 1);
+    out = view_.entries[at];
+    side(at);
+    ++head_;
+    view_.head->value.store(head_, std::memory_order_release);
+    return PopResult::Ok;
+  }
+
   bool empty() const noexcept { return view_.tail->value.load(std::memory_order_acquire) == head_; }
 
   // Waits until an entry may be there, spinning for `spin` and then sleeping on the
