@@ -406,6 +406,14 @@ bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
 }
 
 void ExecutorDevice::poll_completions() noexcept {
+  // Seen by the completion thread, which then leaves the queue to the helpers: a
+  // completion is best reported on the thread waiting for it, and two threads racing
+  // for the consume lock only move its cache line back and forth.
+  helper_polls_.fetch_add(1, std::memory_order_relaxed);
+  drain_if_free();
+}
+
+void ExecutorDevice::drain_if_free() noexcept {
   if (consume_lock_.test_and_set(std::memory_order_acquire)) return;  // someone else is at it
   if (consume_connection_ != nullptr) static_cast<void>(drain(*consume_connection_));
   consume_lock_.clear(std::memory_order_release);
@@ -467,6 +475,7 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
 
 void ExecutorDevice::complete_loop() noexcept {
   std::uint32_t seen_tail = 0;
+  std::uint64_t seen_polls = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     std::shared_ptr<Connection> connection;
     {
@@ -478,7 +487,16 @@ void ExecutorDevice::complete_loop() noexcept {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       continue;
     }
-    poll_completions();
+    // While a helper polls, it reports; this thread looks again after a pause, and takes
+    // over as soon as no helper polled since its last look.
+    if (const std::uint64_t polls = helper_polls_.load(std::memory_order_relaxed); polls != seen_polls) {
+      seen_polls = polls;
+#if defined(__x86_64__) || defined(__i386__)
+      for (int i = 0; i < 64; ++i) __builtin_ia32_pause();
+#endif
+      continue;
+    }
+    drain_if_free();
     // `connection` keeps the mapping alive while this thread sleeps on its doorbell.
     // The spin restarts whenever the executor publishes, even when a helper drained the
     // entry first: while completions flow this thread never sleeps, so the executor's

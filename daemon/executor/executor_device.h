@@ -192,6 +192,11 @@ class ExecutorDevice final : public devices::Device {
   // Takes the standby if one is ready and still running; its generation becomes `generation`.
   std::shared_ptr<Connection> take_standby(std::uint64_t generation, HelloInfo& hello) noexcept;
 
+  // Drains the completion queue unless another thread is at it (the consume lock).
+  void drain_if_free() noexcept;
+  // Counts helpers' poll_completions() calls; the completion thread rests while it moves.
+  std::atomic<std::uint64_t> helper_polls_{0};
+
   std::thread supervisor_;
   std::thread completer_;
   std::thread spawner_;
