@@ -115,6 +115,7 @@ bool DeviceRegistry::recover(std::size_t index, std::string how) noexcept {
     e.lost.store(false, std::memory_order_release);
     record_event_locked(e, DeviceEvent::Kind::Recovered, how);
   }
+  e.recoveries.fetch_add(1, std::memory_order_relaxed);
   recoveries_.fetch_add(1, std::memory_order_relaxed);
   if (observer_ != nullptr) observer_->on_device_recovered(static_cast<DeviceIndex>(index), how);
   return true;

@@ -112,6 +112,10 @@ class DeviceRegistry {
   // Returns false (nothing changes) when the device was not lost.
   bool recover(std::size_t index, std::string how) noexcept;
   std::uint64_t recoveries() const noexcept { return recoveries_.load(std::memory_order_relaxed); }
+  // Times the device at `index` came back (history() keeps only the last kHistory events).
+  std::uint64_t recoveries(std::size_t index) const noexcept {
+    return entries_[index]->recoveries.load(std::memory_order_relaxed);
+  }
   // The device's last losses and recoveries, oldest first (at most kHistory).
   static constexpr std::size_t kHistory = 32;
   std::vector<DeviceEvent> history(std::size_t index) const;
@@ -129,6 +133,7 @@ class DeviceRegistry {
     std::string isolation;
     std::atomic<bool> lost{false};
     std::atomic<std::uint32_t> generation{0};
+    std::atomic<std::uint64_t> recoveries{0};
     mutable std::mutex cause_mu;
     std::string cause;                // cause_mu: of the current (or last) loss
     std::vector<DeviceEvent> events;  // cause_mu: at most kHistory

@@ -91,7 +91,7 @@ class ExecutorDevice final : public devices::Device {
 
  private:
   friend class detail::ExecutorRegion;
-  friend class ExecutorProxyAccess;
+  friend class RemoteObject;
   using Connection = detail::Connection;
 
   explicit ExecutorDevice(ExecutorOptions options);

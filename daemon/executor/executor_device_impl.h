@@ -17,12 +17,28 @@
 
 namespace accord::executor {
 
-// Lets proxies reach ExecutorDevice's private release() without befriending each one.
-class ExecutorProxyAccess {
+// What every proxy is: an object the executor of one generation made, released there
+// when the proxy goes (ExecutorDevice::release sends nothing for a dead generation).
+// The one friend of ExecutorDevice among the proxies.
+class RemoteObject {
  public:
-  static void release(ExecutorDevice& device, ReleaseKind kind, std::uint64_t generation, std::uint32_t id) noexcept {
-    device.release(kind, generation, id);
-  }
+  RemoteObject(ExecutorDevice& device, ReleaseKind kind, std::uint64_t generation, std::uint32_t id) noexcept
+      : device_(device), kind_(kind), generation_(generation), id_(id) {}
+  ~RemoteObject() { device_.release(kind_, generation_, id_); }
+  RemoteObject(const RemoteObject&) = delete;
+  RemoteObject& operator=(const RemoteObject&) = delete;
+
+  const ExecutorDevice* owner() const noexcept { return &device_; }
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint32_t id() const noexcept { return id_; }
+
+ protected:
+  ExecutorDevice& device_;
+
+ private:
+  const ReleaseKind kind_;
+  const std::uint64_t generation_;
+  const std::uint32_t id_;
 };
 
 namespace detail {
@@ -39,67 +55,45 @@ struct Connection {
   std::atomic<bool> dead{false};
 };
 
-class ExecutorMemory final : public devices::DeviceMemory {
+class ExecutorMemory final : public devices::DeviceMemory, public RemoteObject {
  public:
   ExecutorMemory(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::size_t bytes,
                  std::uint64_t address, UniqueFd export_fd)
-      : device_(device), generation_(generation), id_(id), bytes_(bytes), address_(address),
+      : RemoteObject(device, ReleaseKind::Memory, generation, id),
+        bytes_(bytes),
+        address_(address),
         export_fd_(std::move(export_fd)) {}
-  ~ExecutorMemory() override { ExecutorProxyAccess::release(device_, ReleaseKind::Memory, generation_, id_); }
   std::size_t bytes() const noexcept override { return bytes_; }
   // GPU memory is not mapped into accordd.
   std::byte* host_address() const noexcept override { return nullptr; }
   std::uint64_t device_address() const noexcept override { return address_; }
   int export_fd() const noexcept override { return export_fd_.get(); }
 
-  const ExecutorDevice* owner() const noexcept { return &device_; }
-  std::uint64_t generation() const noexcept { return generation_; }
-  std::uint32_t id() const noexcept { return id_; }
-
  private:
-  ExecutorDevice& device_;
-  const std::uint64_t generation_;
-  const std::uint32_t id_;
   const std::size_t bytes_;
   const std::uint64_t address_;
   UniqueFd export_fd_;  // the executor's exported VMM handle (or memfd), ours to close
 };
 
-class ExecutorAdmission final : public devices::AdmittedMemory {
+class ExecutorAdmission final : public devices::AdmittedMemory, public RemoteObject {
  public:
   ExecutorAdmission(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint64_t address)
-      : device_(device), generation_(generation), id_(id), address_(address) {}
-  ~ExecutorAdmission() override { ExecutorProxyAccess::release(device_, ReleaseKind::Admission, generation_, id_); }
+      : RemoteObject(device, ReleaseKind::Admission, generation, id), address_(address) {}
   std::uint64_t device_address() const noexcept override { return address_; }
 
-  const ExecutorDevice* owner() const noexcept { return &device_; }
-  std::uint64_t generation() const noexcept { return generation_; }
-  std::uint32_t id() const noexcept { return id_; }
-
  private:
-  ExecutorDevice& device_;
-  const std::uint64_t generation_;
-  const std::uint32_t id_;
   const std::uint64_t address_;
 };
 
-class ExecutorCode final : public devices::LoadedCode {
+class ExecutorCode final : public devices::LoadedCode, public RemoteObject {
  public:
   ExecutorCode(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::string name,
                KernelContract contract)
-      : device_(device), generation_(generation), id_(id), name_(std::move(name)), contract_(std::move(contract)) {}
-  ~ExecutorCode() override { ExecutorProxyAccess::release(device_, ReleaseKind::Code, generation_, id_); }
+      : RemoteObject(device, ReleaseKind::Code, generation, id), name_(std::move(name)), contract_(std::move(contract)) {}
   const std::string& name() const noexcept override { return name_; }
   const KernelContract& contract() const noexcept override { return contract_; }
 
-  const ExecutorDevice* owner() const noexcept { return &device_; }
-  std::uint64_t generation() const noexcept { return generation_; }
-  std::uint32_t id() const noexcept { return id_; }
-
  private:
-  ExecutorDevice& device_;
-  const std::uint64_t generation_;
-  const std::uint32_t id_;
   const std::string name_;
   const KernelContract contract_;
 };
@@ -108,30 +102,23 @@ class ExecutorCode final : public devices::LoadedCode {
 // holds the sink of the launch in flight in that slot; whoever exchanges it for nullptr
 // (a completion, the loss sweep, a launch that found the executor gone) reports it, so
 // each launch is reported exactly once.
-class ExecutorRegion final : public devices::NativeRegion {
+class ExecutorRegion final : public devices::NativeRegion, public RemoteObject {
  public:
   ExecutorRegion(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint32_t slots)
-      : device_(device), generation_(generation), id_(id), slots_(slots),
+      : RemoteObject(device, ReleaseKind::Region, generation, id),
+        slots_(slots),
         sinks_(new std::atomic<devices::CompletionSink*>[slots]) {
     for (std::uint32_t i = 0; i < slots; ++i) sinks_[i].store(nullptr, std::memory_order_relaxed);
     device_.register_region(*this);
   }
-  ~ExecutorRegion() override {
-    device_.unregister_region(*this);
-    ExecutorProxyAccess::release(device_, ReleaseKind::Region, generation_, id_);
-  }
+  // Unregistered here, released in the executor by ~RemoteObject after that.
+  ~ExecutorRegion() override { device_.unregister_region(*this); }
 
-  const ExecutorDevice* owner() const noexcept { return &device_; }
-  std::uint64_t generation() const noexcept { return generation_; }
-  std::uint32_t id() const noexcept { return id_; }
   std::uint32_t slots() const noexcept { return slots_; }
-  std::uint64_t key() const noexcept { return generation_ << 32 | id_; }
+  std::uint64_t key() const noexcept { return generation() << 32 | id(); }
   std::atomic<devices::CompletionSink*>& sink(std::uint32_t slot) noexcept { return sinks_[slot]; }
 
  private:
-  ExecutorDevice& device_;
-  const std::uint64_t generation_;
-  const std::uint32_t id_;
   const std::uint32_t slots_;
   std::unique_ptr<std::atomic<devices::CompletionSink*>[]> sinks_;
 };

@@ -118,12 +118,11 @@ void to_proto(const devices::DeviceRegistry& registry, v1::ListDevicesResponse& 
     device->set_isolation(registry.isolation(i));
     for (const devices::DeviceEvent& e : registry.history(i)) {
       v1::DeviceEvent* event = device->add_history();
-      const bool lost = e.kind == devices::DeviceEvent::Kind::Lost;
-      event->set_kind(lost ? "lost" : "recovered");
+      event->set_kind(e.kind == devices::DeviceEvent::Kind::Lost ? "lost" : "recovered");
       event->set_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(e.when.time_since_epoch()).count());
       event->set_what(e.what);
-      if (!lost) device->set_recoveries(device->recoveries() + 1);
     }
+    device->set_recoveries(registry.recoveries(i));
     if (registry.lost(i)) {
       device->set_state("lost");
       device->set_reason(registry.loss_cause(i));

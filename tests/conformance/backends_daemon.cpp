@@ -2,13 +2,9 @@
 // started in this test process on sockets in a fresh temporary directory, and every
 // runtime a client session over the real gRPC socket and session channel
 // (accord::Runtime::connect). The same test files as the embedded suite.
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -17,36 +13,14 @@
 #include "daemon/executor/open_gpu_executors.h"
 #endif
 #include "tests/conformance/conformance_runtime.h"
+#include "tests/conformance/daemon_under_test.h"
 
 namespace {
-
-struct DaemonUnderTest {
-  std::string dir;
-  std::unique_ptr<accord::service::Daemon> daemon;
-  accord::Status status;
-
-  DaemonUnderTest() = default;
-  DaemonUnderTest(DaemonUnderTest&& other) noexcept
-      : dir(std::exchange(other.dir, {})), daemon(std::move(other.daemon)), status(std::move(other.status)) {}
-  DaemonUnderTest& operator=(DaemonUnderTest&&) = delete;
-  // Runs at exit: the daemon stops first, then its socket directory goes, so repeated
-  // test runs leave nothing behind in /tmp.
-  ~DaemonUnderTest() {
-    daemon.reset();
-    std::error_code ignored;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-  }
-};
 
 DaemonUnderTest& daemon_under_test() {
   static DaemonUnderTest instance = [] {
     DaemonUnderTest d;
-    char pattern[] = "/tmp/accord-conformance-XXXXXX";
-    if (mkdtemp(pattern) == nullptr) {
-      d.status = accord::unsupported_error("cannot create a temporary directory for accordd's sockets");
-      return d;
-    }
-    d.dir = pattern;
+    if (!d.make_socket_dir("accord-conformance")) return d;
     spdlog::set_level(spdlog::level::warn);  // one session per test case: keep the log quiet
     accord::service::DaemonConfig config;
     config.grpc_socket = d.dir + "/accord.sock";

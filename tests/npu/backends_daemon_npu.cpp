@@ -7,12 +7,8 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -20,36 +16,14 @@
 #include "daemon/config/accordd_config.h"
 #include "daemon/service/daemon.h"
 #include "tests/conformance/conformance_runtime.h"
+#include "tests/conformance/daemon_under_test.h"
 
 namespace {
-
-struct DaemonUnderTest {
-  std::string dir;
-  std::unique_ptr<accord::service::Daemon> daemon;
-  accord::Status status;
-
-  DaemonUnderTest() = default;
-  DaemonUnderTest(DaemonUnderTest&& other) noexcept
-      : dir(std::exchange(other.dir, {})), daemon(std::move(other.daemon)), status(std::move(other.status)) {}
-  DaemonUnderTest& operator=(DaemonUnderTest&&) = delete;
-  // Runs at exit: the daemon stops first, then its socket directory goes, so repeated
-  // test runs leave nothing behind in /tmp.
-  ~DaemonUnderTest() {
-    daemon.reset();
-    std::error_code ignored;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-  }
-};
 
 DaemonUnderTest& daemon_under_test() {
   static DaemonUnderTest instance = [] {
     DaemonUnderTest d;
-    char pattern[] = "/tmp/accord-npu-XXXXXX";
-    if (mkdtemp(pattern) == nullptr) {
-      d.status = accord::unsupported_error("cannot create a temporary directory for accordd's sockets");
-      return d;
-    }
-    d.dir = pattern;
+    if (!d.make_socket_dir("accord-npu")) return d;
     spdlog::set_level(spdlog::level::warn);
     const std::vector<std::string> args{"accordd",          "--npu-emulator",
                                         "--devices",        "host",

@@ -122,8 +122,7 @@ Result<std::vector<DeviceInfo>> EmbeddedRuntime::devices() {
     d.state = registry.lost(i) ? DeviceState::Lost : DeviceState::Present;
     d.reason = registry.loss_cause(i);
     d.memory_free = d.state == DeviceState::Present ? device.free_memory() : 0;
-    for (const devices::DeviceEvent& e : registry.history(i))
-      if (e.kind == devices::DeviceEvent::Kind::Recovered) ++d.recoveries;
+    d.recoveries = registry.recoveries(i);
     out.push_back(std::move(d));
   }
   for (const devices::AbsentBackend& absent : registry.absent()) {

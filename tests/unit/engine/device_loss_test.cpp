@@ -169,6 +169,7 @@ TEST_CASE("a device that recovers after a loss serves new work, while everything
   CHECK_FALSE(registry.lost(1));
   CHECK(registry.generation(1) == before + 1);
   CHECK(registry.recoveries() == 1);
+  CHECK(registry.recoveries(1) == 1);
   const auto history = registry.history(1);
   REQUIRE(history.size() == 2);
   CHECK(history[0].kind == devices::DeviceEvent::Kind::Lost);
