@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -168,6 +169,17 @@ struct RegionRequest {
 class NativeRegion {
  public:
   virtual ~NativeRegion() = default;
+
+  // Where another process may see a launch in `slot` succeed without asking the device:
+  // the byte offset, in the device's completion_word_fd(), of a 32-bit word that is 0
+  // from launch() until the launch has completed successfully with its results visible,
+  // then 1. A failed launch may leave it 0 (its sink says why). std::nullopt when the
+  // slot has no such word (the default). Lets accordd see a GPU executor's completions
+  // with a load instead of a message (daemon/executor/README.md, "Completion words").
+  virtual std::optional<std::uint64_t> completion_word(std::uint32_t slot) const noexcept {
+    static_cast<void>(slot);
+    return std::nullopt;
+  }
 };
 
 // A same-device predecessor that may still be running, in the slot it runs in.
@@ -278,6 +290,11 @@ class Device {
     static_cast<void>(limit);
     return CompletionWait::Idle;
   }
+
+  // A memfd holding the completion words of this device's regions
+  // (NativeRegion::completion_word), shareable read-write with another process; -1 when
+  // its regions have none (the default). Borrowed: valid while the device lives.
+  virtual int completion_word_fd() const noexcept { return -1; }
 
   // --- teardown ---
   // Stops the device's threads. After it returns no sink is called again; regions

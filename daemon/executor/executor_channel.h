@@ -18,7 +18,7 @@
 namespace accord::executor {
 
 inline constexpr std::uint32_t kChannelMagic = 0x58454341;  // "ACEX" little-endian
-inline constexpr std::uint32_t kChannelVersion = 2;
+inline constexpr std::uint32_t kChannelVersion = 3;
 
 enum class CommandOp : std::uint16_t {
   Launch = 1,     // launch `region` in `slot` after the waits in this and the `more` entries that follow
@@ -31,7 +31,7 @@ struct CommandWait {
   std::uint32_t slot = 0;
 };
 
-inline constexpr std::uint32_t kWaitsPerEntry = 6;
+inline constexpr std::uint32_t kWaitsPerEntry = 5;
 
 // accordd -> executor. 64 bytes: one cache line per launch without many waits.
 struct CommandEntry {
@@ -40,6 +40,11 @@ struct CommandEntry {
   std::uint32_t more = 0;    // Launch: MoreWaits entries that follow
   std::uint32_t region = 0;  // Launch: the executor's region id
   std::uint32_t slot = 0;    // Launch: the submission slot
+  // Launch: accordd's number for this launch of the slot (never 0), echoed in its
+  // CompletionRecord: a record that arrives after accordd saw the launch end by its
+  // completion word, and launched the slot again, names the old number and is dropped.
+  std::uint32_t launch = 0;
+  std::uint32_t reserved = 0;
   CommandWait wait[kWaitsPerEntry];
 };
 static_assert(sizeof(CommandEntry) == 64);
@@ -55,10 +60,11 @@ inline constexpr std::size_t kCompletionMessageBytes = 224;
 struct CompletionRecord {
   std::uint32_t region = 0;
   std::uint32_t slot = 0;
+  std::uint32_t launch = 0;         // CommandEntry::launch of the launch that ended
   std::uint32_t outcome = 0;        // Outcome
   std::uint32_t error_kind = 0;     // Error: accord::ErrorKind
   std::uint32_t message_bytes = 0;  // Error: bytes of the position's message used
-  std::uint32_t reserved[11] = {};
+  std::uint32_t reserved[10] = {};
 };
 static_assert(sizeof(CompletionRecord) == 64);
 

@@ -109,6 +109,12 @@ Result<std::shared_ptr<ExecutorDevice::Connection>> ExecutorDevice::start(std::u
     auto decoded = decode_hello((*message)->payload, who);
     if (!decoded.ok()) return fail("sent a malformed hello: " + std::string(decoded.status().message()));
     hello = std::move(decoded).value();
+    if (hello.completion_word_bytes != 0) {
+      // Without them launches still end through completion records, only later.
+      auto words = detail::CompletionWordMapping::map(std::move((*message)->fd), hello.completion_word_bytes, who);
+      if (words.ok()) connection->words = std::move(words).value();
+      else spdlog::warn("{}: {}; completions come through the queue only", label_, words.status().message());
+    }
     break;
   }
   if (hello.error.empty() && hello.has_device &&
@@ -325,8 +331,14 @@ Result<std::unique_ptr<devices::NativeRegion>> ExecutorDevice::lower(const devic
     wire.operations.push_back(std::move(w));
   }
   ACCORD_ASSIGN_OR_RETURN(ControlMessage reply, this->request(ControlOp::Lower, encode(wire), -1, generation));
-  ACCORD_ASSIGN_OR_RETURN(const ObjectReply object, decode_object(reply.payload, label_));
-  return std::unique_ptr<devices::NativeRegion>(new ExecutorRegion(*this, generation, object.id, request.slots));
+  ACCORD_ASSIGN_OR_RETURN(const RegionReply region, decode_region(reply.payload, request.slots, label_));
+  std::shared_ptr<const detail::CompletionWordMapping> words;
+  {
+    std::lock_guard lock(connection_mu_);
+    if (connection_ && connection_->generation == generation) words = connection_->words;
+  }
+  return std::unique_ptr<devices::NativeRegion>(
+      new ExecutorRegion(*this, generation, region.id, request.slots, std::move(words), region.words));
 }
 
 void ExecutorDevice::register_region(ExecutorRegion& region) {
@@ -354,24 +366,28 @@ void ExecutorDevice::launch(devices::NativeRegion& native, const devices::Region
     return;
   }
   // Published before the entry, so that the loss sweep, which runs after it has taken
-  // the launch lock, finds it; seq_cst pairs with the sweep's `dead` store.
-  std::atomic<devices::CompletionSink*>& cell = region.sink(waits.slot);
-  cell.store(&sink, std::memory_order_seq_cst);
+  // the launch lock, finds it; seq_cst pairs with the sweep's `dead` store. The word is
+  // cleared first: whoever reads the number then reads this launch's word, not the last.
+  detail::LaunchCell& cell = region.cell(waits.slot);
+  const std::uint32_t number = cell.next_launch();
+  cell.sink = &sink;
+  if (cell.word != nullptr) cell.word->store(0, std::memory_order_relaxed);
+  cell.launch.store(number, std::memory_order_seq_cst);
+  if (cell.watch >= 0) watch_.arm(cell.watch);
   bool pushed = false;
   {
     SpinGuard lock(launch_lock_);
     Connection* connection = launch_connection_;
     if (connection != nullptr && connection->generation == region.generation() &&
         !connection->dead.load(std::memory_order_seq_cst))
-      pushed = push_launch(*connection, region, waits);
+      pushed = push_launch(*connection, region, waits, number);
   }
   if (pushed) return;
-  if (devices::CompletionSink* mine = cell.exchange(nullptr, std::memory_order_seq_cst))
-    mine->on_error(stale(region.generation(), "the region"));
+  if (cell.claim(number)) sink.on_error(stale(region.generation(), "the region"));
 }
 
-bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
-                                 const devices::RegionWaits& waits) noexcept {
+bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region, const devices::RegionWaits& waits,
+                                 std::uint32_t number) noexcept {
   // Predecessors of an earlier executor are gone (their launches were failed); the
   // entry names only live ones.
   std::uint32_t total = 0;
@@ -390,6 +406,7 @@ bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
   entry.opcode = static_cast<std::uint16_t>(CommandOp::Launch);
   entry.region = region.id();
   entry.slot = waits.slot;
+  entry.launch = number;
   entry.more = more;
   for (const devices::RegionWait& w : waits.predecessors) {
     const auto* before = static_cast<const ExecutorRegion*>(w.region);
@@ -410,6 +427,9 @@ void ExecutorDevice::poll_completions() noexcept {
   // completion is best reported on the thread waiting for it, and two threads racing
   // for the consume lock only move its cache line back and forth.
   helper_polls_.fetch_add(1, std::memory_order_relaxed);
+  // The words first: a launch that ended shows there before the executor has seen it.
+  if (const int seen = watch_.sweep(); seen > 0)
+    completions_by_word_.fetch_add(static_cast<std::uint64_t>(seen), std::memory_order_relaxed);
   drain_if_free();
 }
 
@@ -446,15 +466,17 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
   {
     std::lock_guard lock(regions_mu_);
     const auto found = regions_.find(generation << 32 | record.region);
-    if (found != regions_.end() && record.slot < found->second->slots())
-      sink = found->second->sink(record.slot).exchange(nullptr, std::memory_order_seq_cst);
-  }
-  // Unknown region or slot, or a second report for one launch: the executor is ours,
-  // so this is a bug there, not an attack; it must not crash accordd or double-report.
-  if (sink == nullptr) {
-    spdlog::warn("{}: completion for region {} slot {} matches no launch in flight; ignored", label_, record.region,
-                 record.slot);
-    return;
+    if (found == regions_.end() || record.slot >= found->second->slots()) {
+      // The executor is ours, so this is a bug there, not an attack; it must not crash
+      // accordd or report anything.
+      spdlog::warn("{}: completion for region {} slot {} matches no region; ignored", label_, record.region,
+                   record.slot);
+      return;
+    }
+    detail::LaunchCell& cell = found->second->cell(record.slot);
+    // Claimed already when a waiting thread saw the launch's completion word first.
+    if (record.launch == 0 || !cell.claim(record.launch)) return;
+    sink = cell.sink;
   }
   switch (static_cast<Outcome>(record.outcome)) {
     case Outcome::Done: sink->on_done(); return;

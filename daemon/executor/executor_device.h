@@ -21,6 +21,7 @@
 
 #include "client/api/unique_fd.h"
 #include "daemon/devices/device.h"
+#include "daemon/executor/completion_words.h"
 #include "daemon/executor/executor_control.h"
 #include "daemon/executor/executor_messages.h"
 #include "daemon/executor/executor_options.h"
@@ -71,7 +72,8 @@ class ExecutorDevice final : public devices::Device {
   void launch(devices::NativeRegion& region, const devices::RegionWaits& waits,
               devices::CompletionSink& sink) noexcept override;
   bool completes_by_polling() const noexcept override { return true; }
-  // Drains the completion queue on the calling thread unless another thread is at it.
+  // Reads the completion words of launches in flight, then drains the completion queue,
+  // each on the calling thread unless another thread is at it.
   void poll_completions() noexcept override;
 
   // Stops the supervisor and completion threads, asks the executor to exit, SIGKILLs it
@@ -84,6 +86,9 @@ class ExecutorDevice final : public devices::Device {
   // Bumped by every executor start (1 for the first).
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   std::uint32_t restarts() const noexcept { return restarts_.load(std::memory_order_acquire); }
+  // Launches reported because a waiting thread read their completion word, rather than
+  // from the executor's completion record.
+  std::uint64_t completions_by_word() const noexcept { return completions_by_word_.load(std::memory_order_relaxed); }
   // The last delay the restart limit imposed (0 when none yet).
   std::chrono::milliseconds last_backoff() const noexcept {
     return std::chrono::milliseconds(last_backoff_ms_.load(std::memory_order_acquire));
@@ -127,8 +132,8 @@ class ExecutorDevice final : public devices::Device {
   int drain(Connection& connection) noexcept;
   void dispatch(std::uint64_t generation, const struct CompletionRecord& record,
                 const struct CompletionMessage& text) noexcept;
-  bool push_launch(Connection& connection, detail::ExecutorRegion& region,
-                   const devices::RegionWaits& waits) noexcept;
+  bool push_launch(Connection& connection, detail::ExecutorRegion& region, const devices::RegionWaits& waits,
+                   std::uint32_t number) noexcept;
   Status stale(std::uint64_t generation, const char* what) const;
 
   void register_region(detail::ExecutorRegion& region);
@@ -159,6 +164,10 @@ class ExecutorDevice final : public devices::Device {
   // The completion queue's single consumer: the completion thread and helpers try it.
   std::atomic_flag consume_lock_ = ATOMIC_FLAG_INIT;
   Connection* consume_connection_ = nullptr;  // guarded by consume_lock_
+
+  // The slots with completion words that poll_completions() reads.
+  detail::CompletionWatch watch_;
+  std::atomic<std::uint64_t> completions_by_word_{0};
 
   // Regions by (generation << 32 | executor id), for completions and loss.
   std::mutex regions_mu_;

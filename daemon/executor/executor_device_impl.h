@@ -12,6 +12,7 @@
 
 #include "client/api/unique_fd.h"
 #include "daemon/executor/child_process.h"
+#include "daemon/executor/completion_words.h"
 #include "daemon/executor/executor_channel.h"
 #include "daemon/executor/executor_device.h"
 
@@ -52,6 +53,7 @@ struct Connection {
   ExecutorChannel channel;
   wire::RingProducer<CommandEntry> commands;
   wire::RingConsumer<CompletionRecord> completions;
+  std::shared_ptr<const CompletionWordMapping> words;  // null when the executor shares none
   std::atomic<bool> dead{false};
 };
 
@@ -98,29 +100,41 @@ class ExecutorCode final : public devices::LoadedCode, public RemoteObject {
   const KernelContract contract_;
 };
 
-// A region lowered by the executor: its id there and one sink cell per slot. A cell
-// holds the sink of the launch in flight in that slot; whoever exchanges it for nullptr
-// (a completion, the loss sweep, a launch that found the executor gone) reports it, so
-// each launch is reported exactly once.
+// A region lowered by the executor: its id there and one LaunchCell per slot
+// (completion_words.h). Whoever claims a slot's launch (a completion record with its
+// number, a sweep that read its completion word, the loss sweep, or a launch that found
+// the executor gone) reports it, so each launch is reported exactly once.
 class ExecutorRegion final : public devices::NativeRegion, public RemoteObject {
  public:
-  ExecutorRegion(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint32_t slots)
+  // `offsets`: the executor's completion word of each slot in `words`, or empty.
+  ExecutorRegion(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint32_t slots,
+                 std::shared_ptr<const CompletionWordMapping> words, const std::vector<std::uint64_t>& offsets)
       : RemoteObject(device, ReleaseKind::Region, generation, id),
         slots_(slots),
-        sinks_(new std::atomic<devices::CompletionSink*>[slots]) {
-    for (std::uint32_t i = 0; i < slots; ++i) sinks_[i].store(nullptr, std::memory_order_relaxed);
+        cells_(new LaunchCell[slots]),
+        words_(std::move(words)) {
+    for (std::uint32_t i = 0; i < slots && words_ != nullptr && offsets.size() == slots; ++i) {
+      if (offsets[i] == kNoCompletionWord) continue;
+      cells_[i].word = words_->word(offsets[i]);
+      if (cells_[i].word != nullptr) cells_[i].watch = device_.watch_.add(cells_[i]);
+    }
     device_.register_region(*this);
   }
   // Unregistered here, released in the executor by ~RemoteObject after that.
-  ~ExecutorRegion() override { device_.unregister_region(*this); }
+  ~ExecutorRegion() override {
+    for (std::uint32_t i = 0; i < slots_; ++i)
+      if (cells_[i].watch >= 0) device_.watch_.remove(cells_[i].watch);
+    device_.unregister_region(*this);
+  }
 
   std::uint32_t slots() const noexcept { return slots_; }
   std::uint64_t key() const noexcept { return generation() << 32 | id(); }
-  std::atomic<devices::CompletionSink*>& sink(std::uint32_t slot) noexcept { return sinks_[slot]; }
+  LaunchCell& cell(std::uint32_t slot) noexcept { return cells_[slot]; }
 
  private:
   const std::uint32_t slots_;
-  std::unique_ptr<std::atomic<devices::CompletionSink*>[]> sinks_;
+  std::unique_ptr<LaunchCell[]> cells_;
+  std::shared_ptr<const CompletionWordMapping> words_;  // keeps the cells' words mapped
 };
 
 // A spin lock on an atomic_flag: the launch and consume locks are held for a few

@@ -88,6 +88,7 @@ std::vector<std::byte> encode(const HelloInfo& hello) {
   for (MemoryPlacement p : hello.placements) put_placement(w, p);
   w.put(static_cast<std::uint8_t>(hello.waits_natively));
   w.put(static_cast<std::uint8_t>(hello.launches_synchronously));
+  w.put(hello.completion_word_bytes);
   return w.take();
 }
 
@@ -104,6 +105,7 @@ Result<HelloInfo> decode_hello(std::span<const std::byte> bytes, const std::stri
   for (std::uint32_t i = 0; i < placements && r.ok(); ++i) hello.placements.push_back(get_placement(r));
   hello.waits_natively = r.get<std::uint8_t>() != 0;
   hello.launches_synchronously = r.get<std::uint8_t>() != 0;
+  hello.completion_word_bytes = r.get<std::uint64_t>();
   ACCORD_RETURN_IF_ERROR(r.finish());
   return hello;
 }
@@ -157,6 +159,28 @@ Result<ObjectReply> decode_object(std::span<const std::byte> bytes, const std::s
   reply.device_address = r.get<std::uint64_t>();
   ACCORD_RETURN_IF_ERROR(r.finish());
   if (reply.id == 0) return invalid_error("answer from " + who + ": object id 0");
+  return reply;
+}
+
+std::vector<std::byte> encode(const RegionReply& reply) {
+  ByteWriter w;
+  w.put(reply.id);
+  w.put(static_cast<std::uint32_t>(reply.words.size()));
+  for (std::uint64_t word : reply.words) w.put(word);
+  return w.take();
+}
+
+Result<RegionReply> decode_region(std::span<const std::byte> bytes, std::uint32_t slots, const std::string& who) {
+  ByteReader r(bytes, "answer from " + who);
+  RegionReply reply;
+  reply.id = r.get<std::uint32_t>();
+  const std::uint32_t words = r.get_count(8);
+  for (std::uint32_t i = 0; i < words && r.ok(); ++i) reply.words.push_back(r.get<std::uint64_t>());
+  ACCORD_RETURN_IF_ERROR(r.finish());
+  if (reply.id == 0) return invalid_error("answer from " + who + ": object id 0");
+  if (!reply.words.empty() && reply.words.size() != slots)
+    return invalid_error("answer from " + who + ": " + std::to_string(reply.words.size()) +
+                         " completion words for a region of " + std::to_string(slots) + " slots");
   return reply;
 }
 

@@ -28,6 +28,9 @@ struct HelloInfo {
   std::vector<MemoryPlacement> placements;  // those supports() is true for
   bool waits_natively = false;
   bool launches_synchronously = false;
+  // Nonzero when the hello carries the device's completion word memfd
+  // (Device::completion_word_fd) of at least this many bytes.
+  std::uint64_t completion_word_bytes = 0;
 };
 std::vector<std::byte> encode(const HelloInfo& hello);
 Result<HelloInfo> decode_hello(std::span<const std::byte> bytes, const std::string& who);
@@ -54,6 +57,17 @@ struct ObjectReply {
 };
 std::vector<std::byte> encode(const ObjectReply& reply);
 Result<ObjectReply> decode_object(std::span<const std::byte> bytes, const std::string& who);
+
+// Lower's answer: the region's id and, when its slots have them, the offset of each
+// slot's completion word in the hello's memfd (kNoCompletionWord for a slot without).
+inline constexpr std::uint64_t kNoCompletionWord = ~std::uint64_t{0};
+struct RegionReply {
+  std::uint32_t id = 0;
+  std::vector<std::uint64_t> words;  // empty, or one per slot
+};
+std::vector<std::byte> encode(const RegionReply& reply);
+// Invalid unless `words` is empty or has `slots` entries.
+Result<RegionReply> decode_region(std::span<const std::byte> bytes, std::uint32_t slots, const std::string& who);
 
 // Admit: the memory travels as its export fd; this says how big and whose it is.
 struct AdmitRequest {

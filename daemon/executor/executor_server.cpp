@@ -53,6 +53,7 @@ ExecutorServer::ExecutorServer(std::unique_ptr<devices::Device> device, Executor
       lost_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       completions_(channel_.completions()) {
   device_->attach(*this);
+  polls_ = device_->completes_by_polling();
   consumer_ = std::thread([this] { consume(); });
 }
 
@@ -234,8 +235,20 @@ ExecutorServer::Answer ExecutorServer::lower(const ControlMessage& message) {
   region->native = std::move(native).value();
   region->slots = wire.slots;
   region->sinks = std::make_unique<SlotSink[]>(wire.slots);
+  RegionReply reply;
+  // Every slot's completion word, or none: accordd then waits for completion records only.
+  if (device_->completion_word_fd() >= 0) {
+    for (std::uint32_t s = 0; s < wire.slots; ++s) {
+      const std::optional<std::uint64_t> word = region->native->completion_word(s);
+      if (!word) {
+        reply.words.clear();
+        break;
+      }
+      reply.words.push_back(*word);
+    }
+  }
   std::lock_guard lock(objects_mu_);
-  ObjectReply reply{++next_id_, 0, 0};
+  reply.id = ++next_id_;
   for (std::uint32_t s = 0; s < wire.slots; ++s) {
     region->sinks[s].server = this;
     region->sinks[s].region = reply.id;

@@ -49,6 +49,11 @@ class ExecutorServer final : private devices::DeviceListener {
     ExecutorServer* server = nullptr;
     std::uint32_t region = 0;
     std::uint32_t slot = 0;
+    std::uint32_t launch = 0;  // CommandEntry::launch of the launch in flight in this slot
+    // From launch until its report is pushed. accordd may see a launch end by its
+    // completion word and launch the slot again before the device here reported it; the
+    // device allows one launch per slot, so the consumer waits for this to clear.
+    std::atomic<bool> in_flight{false};
   };
   struct Region {
     std::unique_ptr<devices::NativeRegion> native;
@@ -79,7 +84,7 @@ class ExecutorServer final : private devices::DeviceListener {
 
   void consume() noexcept;
   void launch(const CommandEntry& first, wire::RingConsumer<CommandEntry>& commands) noexcept;
-  void complete(std::uint32_t region, std::uint32_t slot, Outcome outcome, const Status* error) noexcept;
+  void complete(SlotSink& sink, Outcome outcome, const Status* error) noexcept;
   [[noreturn]] void report_loss_and_exit();
 
   std::unique_ptr<devices::Device> device_;
@@ -102,6 +107,7 @@ class ExecutorServer final : private devices::DeviceListener {
   wire::RingProducer<CompletionRecord> completions_;  // guarded by completion_lock_
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<bool> stop_{false};
+  bool polls_ = false;  // the device completes by polling (set before the consumer starts)
   std::thread consumer_;
 };
 

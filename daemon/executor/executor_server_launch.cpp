@@ -20,16 +20,15 @@ constexpr std::size_t kMaxWaits = 4096;
 
 }  // namespace
 
-void ExecutorServer::SlotSink::on_done() noexcept { server->complete(region, slot, Outcome::Done, nullptr); }
-void ExecutorServer::SlotSink::on_error(Status status) noexcept {
-  server->complete(region, slot, Outcome::Error, &status);
-}
-void ExecutorServer::SlotSink::on_cancelled() noexcept { server->complete(region, slot, Outcome::Cancelled, nullptr); }
+void ExecutorServer::SlotSink::on_done() noexcept { server->complete(*this, Outcome::Done, nullptr); }
+void ExecutorServer::SlotSink::on_error(Status status) noexcept { server->complete(*this, Outcome::Error, &status); }
+void ExecutorServer::SlotSink::on_cancelled() noexcept { server->complete(*this, Outcome::Cancelled, nullptr); }
 
-void ExecutorServer::complete(std::uint32_t region, std::uint32_t slot, Outcome outcome, const Status* error) noexcept {
+void ExecutorServer::complete(SlotSink& sink, Outcome outcome, const Status* error) noexcept {
   CompletionRecord record;
-  record.region = region;
-  record.slot = slot;
+  record.region = sink.region;
+  record.slot = sink.slot;
+  record.launch = sink.launch;
   record.outcome = static_cast<std::uint32_t>(outcome);
   while (completion_lock_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
   // accordd's completion thread drains continuously; a full queue is a pause, not a
@@ -49,11 +48,12 @@ void ExecutorServer::complete(std::uint32_t region, std::uint32_t slot, Outcome 
   }
   completion_lock_.clear(std::memory_order_release);
   in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  sink.in_flight.store(false, std::memory_order_release);  // the slot may be launched again
 }
 
 void ExecutorServer::consume() noexcept {
   wire::RingConsumer<CommandEntry> commands(channel_.commands());
-  const bool polls = device_->completes_by_polling();
+  const bool polls = polls_;
   CommandEntry entry;
   auto last_command = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_acquire)) {
@@ -121,8 +121,18 @@ void ExecutorServer::launch(const CommandEntry& first, wire::RingConsumer<Comman
     if (before == regions_.end() || w.slot >= before->second->slots) continue;  // already released: it ended
     waits.push_back({before->second->native.get(), w.slot});
   }
+  SlotSink& sink = region.sinks[first.slot];
+  // The slot's last launch ended (accordd saw its word) but the device has not reported
+  // it yet: it will at its next look, which this thread makes when the device polls.
+  while (sink.in_flight.load(std::memory_order_acquire)) {
+    if (stop_.load(std::memory_order_acquire)) return;
+    if (polls_) device_->poll_completions();
+    else std::this_thread::yield();
+  }
+  sink.in_flight.store(true, std::memory_order_relaxed);
+  sink.launch = first.launch;
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  device_->launch(*region.native, devices::RegionWaits{first.slot, waits}, region.sinks[first.slot]);
+  device_->launch(*region.native, devices::RegionWaits{first.slot, waits}, sink);
 }
 
 }  // namespace accord::executor

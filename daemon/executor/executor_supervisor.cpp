@@ -188,7 +188,7 @@ void ExecutorDevice::handle_loss(const std::shared_ptr<Connection>& connection, 
     for (auto& [key, region] : regions_) {
       if (region->generation() != connection->generation) continue;
       for (std::uint32_t slot = 0; slot < region->slots(); ++slot)
-        if (devices::CompletionSink* sink = region->sink(slot).exchange(nullptr, std::memory_order_seq_cst))
+        if (devices::CompletionSink* sink = region->cell(slot).claim_any())
           orphans.push_back(sink);
     }
   }

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -40,6 +41,10 @@ HelloInfo describe(const devices::Device& device) {
     if (device.supports(p)) hello.placements.push_back(p);
   hello.waits_natively = device.waits_natively();
   hello.launches_synchronously = device.launches_synchronously();
+  if (const int words = device.completion_word_fd(); words >= 0) {
+    struct stat file {};
+    if (::fstat(words, &file) == 0 && file.st_size > 0) hello.completion_word_bytes = static_cast<std::uint64_t>(file.st_size);
+  }
   return hello;
 }
 
@@ -121,7 +126,8 @@ int run_gpu_executor(const devices::BackendCatalog& catalog, ExecutorArgs args) 
   }
   if (device) hello = describe(*device);
   const std::vector<std::byte> payload = encode(hello);
-  if (Status sent = send_control(socket.get(), ControlOp::Hello, 0, 0, payload); !sent.ok()) {
+  const int words = hello.completion_word_bytes != 0 ? device->completion_word_fd() : -1;
+  if (Status sent = send_control(socket.get(), ControlOp::Hello, 0, 0, payload, words); !sent.ok()) {
     spdlog::error("{}: cannot say hello: {}", label, sent.message());
     return kExecutorExitBadArgs;
   }

@@ -213,6 +213,11 @@ void CudaDevice::poll_completions() noexcept {
   if (completion_) completion_->poll();
 }
 
+int CudaDevice::completion_word_fd() const noexcept {
+  if (completion_mode_ == CudaCompletionMode::Event || flags_ == nullptr || !flags_->usable()) return -1;
+  return flags_->arena_fd();
+}
+
 void CudaDevice::shut_down() noexcept {
   if (completion_) completion_->shut_down();
 }

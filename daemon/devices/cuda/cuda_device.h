@@ -74,6 +74,8 @@ class CudaDevice final : public Device, private CudaLossObserver {
   void poll_completions() noexcept override;
   // Stops and joins the completion thread; launches in flight are abandoned. Harmless
   // twice.
+  // The flag pool's arena while regions get flags (not with cuda.completion = event).
+  int completion_word_fd() const noexcept override;
   void shut_down() noexcept override;
 
   // --- for the API to come (ListDevices, placement by free memory) ---

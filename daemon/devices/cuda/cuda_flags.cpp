@@ -105,27 +105,54 @@ bool CudaFlagPool::probe() noexcept {
 Result<CudaFlag> CudaFlagPool::acquire() {
   if (!usable_) return unsupported_error("cuda: completion flags are not available on gpu:" + std::to_string(context_.ordinal));
   const std::lock_guard lock(mu_);
-  if (free_.empty()) {
-    const CudaSymbols& s = *context_.syms;
-    const std::string what = "allocating completion flags on gpu:" + std::to_string(context_.ordinal);
-    ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
-    void* raw = nullptr;
-    ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostAlloc(&raw, kPageBytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
-                              what);
-    UniqueCuHostAlloc page(s, context_.context, raw);
-    CUdeviceptr device = 0;
-    ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostGetDevicePointer(&device, raw, 0), what);
-    free_.reserve((pages_.size() + 1) * (kPageBytes / kStride));  // every flag fits: release() never allocates
-    for (std::size_t offset = 0; offset < kPageBytes; offset += kStride) {
-      auto* word = new (static_cast<std::byte*>(raw) + offset) std::atomic<std::uint32_t>(0);
-      free_.push_back(CudaFlag{word, device + offset});
-    }
-    pages_.push_back(std::move(page));
-  }
+  if (free_.empty()) ACCORD_RETURN_IF_ERROR(add_page());
   const CudaFlag flag = free_.back();
   free_.pop_back();
   flag.word->store(0, std::memory_order_relaxed);
   return flag;
+}
+
+Status CudaFlagPool::add_page() {
+  const CudaSymbols& s = *context_.syms;
+  const std::string what = "allocating completion flags on gpu:" + std::to_string(context_.ordinal);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
+  if (!arena_tried_) {
+    arena_tried_ = true;
+    // Without an arena flags still work in this process; only sharing them is lost.
+    auto arena = common::MemfdPages::create(kArenaBytes, "completion flags");
+    if (arena.ok()) arena_ = std::move(arena).value();
+  }
+  std::byte* page = nullptr;
+  std::uint64_t arena_offset = kNoWordOffset;
+  if (arena_ != nullptr && arena_used_ + kPageBytes <= kArenaBytes) {
+    page = arena_->host_address() + arena_used_;
+    ACCORD_CU_RETURN_IF_ERROR(
+        s, cuMemHostRegister(page, kPageBytes, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE), what);
+    registrations_.emplace_back(s, context_.context, page);
+    arena_offset = arena_used_;
+    arena_used_ += kPageBytes;
+  } else {
+    void* raw = nullptr;
+    ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostAlloc(&raw, kPageBytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+                              what);
+    pages_.emplace_back(s, context_.context, raw);
+    page = static_cast<std::byte*>(raw);
+  }
+  CUdeviceptr device = 0;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuMemHostGetDevicePointer(&device, page, 0), what);
+  // Room for every flag there is: release() never allocates.
+  free_.reserve((registrations_.size() + pages_.size()) * (kPageBytes / kStride));
+  for (std::size_t offset = 0; offset < kPageBytes; offset += kStride) {
+    auto* word = new (page + offset) std::atomic<std::uint32_t>(0);
+    free_.push_back(
+        CudaFlag{word, device + offset, arena_offset == kNoWordOffset ? kNoWordOffset : arena_offset + offset});
+  }
+  return {};
+}
+
+int CudaFlagPool::arena_fd() const noexcept {
+  const std::lock_guard lock(mu_);
+  return arena_ != nullptr ? arena_->export_fd() : -1;
 }
 
 void CudaFlagPool::release(CudaFlag flag) noexcept {

@@ -3,8 +3,12 @@
 // system-wide fence), so whoever waits sees completion with a plain load: no driver call,
 // so neither the lock inside the driver nor a thread wake-up stands between the GPU
 // finishing and the waiter knowing (README.md, "Completion").
+// The pages come from one memfd (the word arena) where it can be made, so that a process
+// the fd is passed to (accordd, when this backend runs in a GPU executor) sees the same
+// words: NativeRegion::completion_word.
 // Thread-safety: acquire() and release() are thread-safe; a flag's word is written by the
-// GPU and by the one launch that owns its slot, and read by any thread.
+// GPU and by the one launch that owns its slot (and by accordd before it asks for that
+// launch), and read by any thread.
 #pragma once
 
 #include <atomic>
@@ -14,13 +18,17 @@
 #include <vector>
 
 #include "accord/status.h"
+#include "daemon/devices/common/memfd_pages.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 
 namespace accord::devices::cuda {
 
+inline constexpr std::uint64_t kNoWordOffset = ~std::uint64_t{0};
+
 struct CudaFlag {
   std::atomic<std::uint32_t>* word = nullptr;  // the host's view
   CUdeviceptr device_address = 0;              // the GPU's view of the same word
+  std::uint64_t arena_offset = kNoWordOffset;  // where the word lies in the arena, if it does
 
   explicit operator bool() const noexcept { return word != nullptr; }
 };
@@ -65,15 +73,30 @@ class CudaFlagPool {
   // Returns `flag` for reuse; no launch that writes it may be in flight.
   void release(CudaFlag flag) noexcept;
 
+  // The memfd of the word arena, or -1 when there is none (it could not be made, or no
+  // flag was acquired yet: probe() acquires one). Borrowed.
+  int arena_fd() const noexcept;
+
  private:
   // One flag per cache line: waiters of different slots do not share a line the GPU writes.
   static constexpr std::size_t kStride = 64;
   static constexpr std::size_t kPageBytes = 4096;
+  // 16,384 flags; pages are registered (and the kernel backs them) only as they are used.
+  // Past it, flags come from cuMemHostAlloc and have no arena offset.
+  static constexpr std::size_t kArenaBytes = std::size_t{1} << 20;
+
+  // With mu_ held: a new page of flags, from the arena while it has room. The mapped kind
+  // of a driver failure.
+  Status add_page();
 
   const CudaContext context_;
   bool usable_ = false;
   bool waitable_ = false;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  bool arena_tried_ = false;
+  std::unique_ptr<common::MemfdPages> arena_;          // declared before its registrations:
+  std::size_t arena_used_ = 0;                         // they are undone first
+  std::vector<UniqueCuHostRegistration> registrations_;
   std::vector<UniqueCuHostAlloc> pages_;
   std::vector<CudaFlag> free_;
 };

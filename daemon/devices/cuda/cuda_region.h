@@ -72,6 +72,12 @@ class CudaRegion final : public NativeRegion {
   int priority() const noexcept { return priority_; }
   std::uint32_t slot_count() const noexcept { return slot_count_; }
   CudaSlot& slot(std::uint32_t index) noexcept { return slots_[index]; }
+  // The slot's flag, where it lies in the flag pool's arena (CudaFlagPool::arena_fd()).
+  std::optional<std::uint64_t> completion_word(std::uint32_t index) const noexcept override {
+    if (index >= slot_count_ || !slots_[index].flag || slots_[index].flag.arena_offset == kNoWordOffset)
+      return std::nullopt;
+    return slots_[index].flag.arena_offset;
+  }
   const CudaSlot& slot(std::uint32_t index) const noexcept { return slots_[index]; }
 
  private:

@@ -16,6 +16,8 @@ Result<std::unique_ptr<Device>> make_executor() {
   options.backend = "fake";
   options.hello_timeout = std::chrono::seconds(10);
   options.request_timeout = std::chrono::seconds(10);
+  // As CUDA's flags do: a waiting thread sees launches end by their completion words.
+  options.device_options["fake.words"] = "1";
   ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<executor::ExecutorDevice> device, executor::ExecutorDevice::open(options));
   if (!device) return unsupported_error("fake_gpu_executor has no gpu:0");
   return std::unique_ptr<Device>(std::move(device));

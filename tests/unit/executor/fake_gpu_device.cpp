@@ -62,6 +62,17 @@ struct FakeRegion final : devices::NativeRegion {
   std::vector<Task> tasks;
   std::vector<std::uint64_t> launched;  // per slot, guarded by the device's mutex
   std::vector<std::uint64_t> finished;
+  // Completion words (fake.words): per slot, in the device's word memfd, as CUDA's flags.
+  std::vector<std::uint64_t> word_offsets;
+  std::vector<std::atomic<std::uint32_t>*> words;
+
+  std::optional<std::uint64_t> completion_word(std::uint32_t slot) const noexcept override {
+    if (slot >= word_offsets.size()) return std::nullopt;
+    return word_offsets[slot];
+  }
+  void set_word(std::uint32_t slot, std::uint32_t value) const noexcept {
+    if (slot < words.size()) words[slot]->store(value, std::memory_order_release);
+  }
 };
 
 std::byte* at(const devices::OperationBinding& b) {
@@ -70,7 +81,12 @@ std::byte* at(const devices::OperationBinding& b) {
 
 class FakeGpu final : public devices::Device {
  public:
-  FakeGpu(int ordinal, bool run_inline, bool polling) : inline_(run_inline), polling_(polling) {
+  FakeGpu(int ordinal, bool run_inline, bool polling, bool words, std::chrono::microseconds report_delay)
+      : report_delay_(report_delay), inline_(run_inline), polling_(polling) {
+    if (words) {
+      auto pages = devices::common::MemfdPages::create(kWordBytes, "fake completion words");
+      if (pages.ok()) words_ = std::move(pages).value();
+    }
     info_.kind = DeviceKind::Gpu;
     info_.ordinal = ordinal;
     info_.backend = "fake";
@@ -105,6 +121,7 @@ class FakeGpu final : public devices::Device {
     }
   }
   std::uint64_t free_memory() const noexcept override { return info_.memory_bytes / 2; }
+  int completion_word_fd() const noexcept override { return words_ ? words_->export_fd() : -1; }
 
   Result<std::unique_ptr<devices::DeviceMemory>> allocate(const devices::AllocationRequest& request) override {
     if (request.bytes == 0) return invalid_error(info_.name + ": 0 bytes");
@@ -172,15 +189,26 @@ class FakeGpu final : public devices::Device {
     }
     region->launched.assign(request.slots, 0);
     region->finished.assign(request.slots, 0);
+    if (words_) {
+      std::lock_guard lock(mu_);
+      for (std::uint32_t slot = 0; slot < request.slots && next_word_ + kWordStride <= kWordBytes; ++slot) {
+        region->word_offsets.push_back(next_word_);
+        region->words.push_back(reinterpret_cast<std::atomic<std::uint32_t>*>(words_->host_address() + next_word_));
+        next_word_ += kWordStride;
+      }
+      if (region->word_offsets.size() != request.slots) region->word_offsets.clear(), region->words.clear();
+    }
     return std::unique_ptr<devices::NativeRegion>(std::move(region));
   }
 
   void launch(devices::NativeRegion& native, const devices::RegionWaits& waits,
               devices::CompletionSink& sink) noexcept override {
     auto& region = static_cast<FakeRegion&>(native);
+    region.set_word(waits.slot, 0);
     if (inline_) {
       // Synchronous: predecessors have all completed (they ran inline too).
       Status result = run(Item{&region, waits.slot, {}, &sink});
+      if (result.ok()) region.set_word(waits.slot, 1);
       if (result.ok()) sink.on_done();
       else sink.on_error(std::move(result));
       return;
@@ -260,6 +288,9 @@ class FakeGpu final : public devices::Device {
         lock.unlock();
         cv_.notify_all();
         if (result.ok() && lost) result = device_lost_error(info_.name + " was lost while the launch ran");
+        if (result.ok()) item.region->set_word(item.slot, 1);
+        // fake.report_delay_us: the word says done well before the sink is told.
+        if (report_delay_.count() > 0) std::this_thread::sleep_for(report_delay_);
         if (polling_) {
           std::lock_guard done(mu_);
           done_.push_back({item.sink, std::move(result)});
@@ -329,6 +360,12 @@ class FakeGpu final : public devices::Device {
     report_lost(device_lost_error(info_.name + ": sticky error: fake.fault: an illegal memory access was encountered"));
   }
 
+  static constexpr std::size_t kWordBytes = 64 * 1024;
+  static constexpr std::size_t kWordStride = 64;
+  std::unique_ptr<devices::common::MemfdPages> words_;  // fake.words: the completion words
+  std::size_t next_word_ = 0;                            // guarded by mu_; words are not reused
+  const std::chrono::microseconds report_delay_;        // between setting a word and reporting
+
   const bool inline_;   // run launches on the calling thread (no workers)
   const bool polling_;  // report only from poll_completions()
   std::deque<Finished> done_;  // polling mode; guarded by mu_
@@ -357,6 +394,8 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
   int only = -1;
   int run_inline = 0;
   int polling = 0;
+  int words = 0;
+  int report_delay_us = 0;
   for (const auto& [key, value] : request.settings.options) {
     if (!key.starts_with("fake.")) continue;
     if (key == "fake.devices") {
@@ -365,6 +404,10 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
       ACCORD_ASSIGN_OR_RETURN(only, parse_int(key, value));
     } else if (key == "fake.polling") {
       ACCORD_ASSIGN_OR_RETURN(polling, parse_int(key, value));
+    } else if (key == "fake.report_delay_us") {
+      ACCORD_ASSIGN_OR_RETURN(report_delay_us, parse_int(key, value));
+    } else if (key == "fake.words") {
+      ACCORD_ASSIGN_OR_RETURN(words, parse_int(key, value));
     } else if (key == "fake.inline") {
       ACCORD_ASSIGN_OR_RETURN(run_inline, parse_int(key, value));
     } else if (key == "fake.fail") {
@@ -375,14 +418,16 @@ Result<std::vector<std::unique_ptr<devices::Device>>> open_fake(const devices::B
   }
   std::vector<std::unique_ptr<devices::Device>> devices;
   for (int i = 0; i < count; ++i)
-    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i, run_inline != 0, polling != 0));
+    if (only < 0 || only == i) devices.push_back(make_fake_gpu(i, run_inline != 0, polling != 0, words != 0,
+                                                                  std::chrono::microseconds(report_delay_us)));
   return devices;
 }
 
 }  // namespace
 
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline, bool polling) {
-  return std::make_unique<FakeGpu>(ordinal, run_inline, polling);
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline, bool polling, bool words,
+                                               std::chrono::microseconds report_delay) {
+  return std::make_unique<FakeGpu>(ordinal, run_inline, polling, words, report_delay);
 }
 
 void register_fake(devices::BackendCatalog& catalog) { catalog.add("fake", &open_fake); }

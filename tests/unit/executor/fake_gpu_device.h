@@ -5,6 +5,7 @@
 // CUDA error does. Thread-safety: every member is thread-safe.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -29,11 +30,17 @@ namespace accord::testing {
 // returns (a synchronous device, which isolates the executor hop in the benchmark).
 // `polling`: ended launches are reported only by poll_completions() (completes_by_polling()
 // is true, as for CUDA's flags), which the executor's consumer thread must call.
-std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline = false, bool polling = false);
+// `words`: every region slot has a completion word in a memfd (as CUDA's flags), set to 1
+// when a launch succeeds, before it is reported; `report_delay` later (worker threads
+// only), the sink is told.
+std::unique_ptr<devices::Device> make_fake_gpu(int ordinal, bool run_inline = false, bool polling = false,
+                                               bool words = false,
+                                               std::chrono::microseconds report_delay = std::chrono::microseconds(0));
 
 // Registers "fake" in `catalog`. Options: fake.devices (how many GPUs, default 2),
 // fake.ordinal (open only this one; past the last: none), fake.inline (1: synchronous
-// launches), fake.polling (1: reports only when polled), fake.fail (the factory fails with this text, as "cuda: no driver" does).
+// launches), fake.polling (1: reports only when polled), fake.words (1: completion
+// words), fake.report_delay_us (between a word and its report), fake.fail (the factory fails with this text, as "cuda: no driver" does).
 void register_fake(devices::BackendCatalog& catalog);
 
 }  // namespace accord::testing
