@@ -69,6 +69,22 @@ void CompletionWatch::disarm(std::size_t index) noexcept {
   bits_[index / 64].fetch_and(~(std::uint64_t{1} << (index % 64)), std::memory_order_seq_cst);
 }
 
+bool CompletionWatch::any_done() const noexcept {
+  std::uint64_t summary = summary_.load(std::memory_order_acquire);
+  while (summary != 0) {
+    const auto w = static_cast<std::size_t>(__builtin_ctzll(summary));
+    summary &= summary - 1;
+    for (std::uint64_t bits = bits_[w].load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
+      const LaunchCell* cell = cells_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))].load(std::memory_order_acquire);
+      // A cell being removed is not armed; one armed is not removed (its region is in use).
+      if (cell != nullptr && cell->launch.load(std::memory_order_acquire) != 0 &&
+          cell->word->load(std::memory_order_acquire) != 0)
+        return true;
+    }
+  }
+  return false;
+}
+
 int CompletionWatch::sweep() noexcept {
   if (sweeping_.test_and_set(std::memory_order_acquire)) return 0;
   std::array<devices::CompletionSink*, kBatch> done;

@@ -98,6 +98,9 @@ class CompletionWatch {
   // calling thread, after the sweep lock is given back. Returns how many it reported; 0
   // at once when another thread sweeps. No lock a sink takes may be held.
   int sweep() noexcept;
+  // True when an armed launch's word reads 1: a sweep would report something. Reads only;
+  // for a thread deciding whether to sleep.
+  bool any_done() const noexcept;
 
  private:
   static constexpr std::size_t kWords = kCapacity / 64;

@@ -427,6 +427,10 @@ void ExecutorDevice::poll_completions() noexcept {
   // completion is best reported on the thread waiting for it, and two threads racing
   // for the consume lock only move its cache line back and forth.
   helper_polls_.fetch_add(1, std::memory_order_relaxed);
+  collect();
+}
+
+void ExecutorDevice::collect() noexcept {
   // The words first: a launch that ended shows there before the executor has seen it.
   if (const int seen = watch_.sweep(); seen > 0)
     completions_by_word_.fetch_add(static_cast<std::uint64_t>(seen), std::memory_order_relaxed);
@@ -518,14 +522,14 @@ void ExecutorDevice::complete_loop() noexcept {
 #endif
       continue;
     }
-    drain_if_free();
+    collect();
     // `connection` keeps the mapping alive while this thread sleeps on its doorbell.
     // The spin restarts whenever the executor publishes, even when a helper drained the
     // entry first: while completions flow this thread never sleeps, so the executor's
     // push never has a sleeper to wake (no system call on either side).
     ChannelHeader& header = connection->channel.header();
     static_cast<void>(wire::wait_doorbell(header.completion_bell, options_.spin, std::chrono::milliseconds(20), [&] {
-      return header.completion_tail.value.load(std::memory_order_acquire) != seen_tail ||
+      return header.completion_tail.value.load(std::memory_order_acquire) != seen_tail || watch_.any_done() ||
              connection->dead.load(std::memory_order_relaxed) || stopping_.load(std::memory_order_relaxed);
     }));
     seen_tail = header.completion_tail.value.load(std::memory_order_acquire);

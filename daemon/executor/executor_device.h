@@ -203,6 +203,9 @@ class ExecutorDevice final : public devices::Device {
 
   // Drains the completion queue unless another thread is at it (the consume lock).
   void drain_if_free() noexcept;
+  // Sweeps the completion words, then drains the queue: what a helper and the completion
+  // thread both do.
+  void collect() noexcept;
   // Counts helpers' poll_completions() calls; the completion thread rests while it moves.
   std::atomic<std::uint64_t> helper_polls_{0};
 

@@ -130,23 +130,25 @@ Row round_trips(devices::Device& device, Wait wait, std::size_t iterations, pid_
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = parse_flags(argc, argv, "  configs: {fake,inline}/in-process[/spin|/sleep], {fake,inline}/executor/{spin,poll,sleep}\n");
+  const Flags flags = parse_flags(argc, argv, "  configs: {fake,inline}/in-process[/spin|/sleep], {fake,inline}/executor/{spin,poll,sleep}, inline+words/executor/{poll,sleep}\n");
   const std::size_t iterations = flags.iterations ? flags.iterations : 20'000;
   spdlog::set_level(spdlog::level::warn);
 
   std::unique_ptr<devices::Device> local = testing::make_fake_gpu(0);
   std::unique_ptr<devices::Device> local_inline = testing::make_fake_gpu(0, true);
-  const auto start = [](bool run_inline) {
+  const auto start = [](bool run_inline, bool words = false) {
     executor::ExecutorOptions options;
     options.binary = FAKE_GPU_EXECUTOR_PATH;
     options.backend = "fake";
     if (run_inline) options.device_options["fake.inline"] = "1";
+    if (words) options.device_options["fake.words"] = "1";
     auto device = unwrap(executor::ExecutorDevice::open(options), "starting fake_gpu_executor");
     if (!device) check(internal_error("fake_gpu_executor has no gpu:0"), "starting fake_gpu_executor");
     return device;
   };
   auto remote = start(false);
   auto remote_inline = start(true);
+  auto remote_words = start(true, true);
 
   std::printf("executor_hop_bench: launch -> completion of an empty region on the fake GPU (us, %zu samples)\n",
               iterations);
@@ -154,6 +156,8 @@ int main(int argc, char** argv) {
               "  in launch() (synchronous), so an executor row minus its in-process row is the hop itself\n"
               "  spin: the launching thread spins on the sink; poll: it calls poll_completions() while it waits;\n"
               "  sleep: it sleeps on a condition variable the sink signals\n"
+              "  inline+words: the fake sets each slot's completion word (as CUDA's flags), which a\n"
+              "  polling waiter reads in this process before the executor's completion record comes\n"
               "  csw: voluntary context switches per round trip (a thread blocked), in this process (accordd's\n"
               "  side) and in the executor process\n");
   std::printf("  %-26s %9s %9s %9s %9s %9s %9s %9s\n", "config", "p50", "p90", "p99", "max", "mean", "csw here",
@@ -171,7 +175,9 @@ int main(int argc, char** argv) {
               {"inline/in-process", local_inline.get(), Wait::Spin, -1},
               {"inline/executor/spin", remote_inline.get(), Wait::Spin, remote_inline->executor_pid()},
               {"inline/executor/poll", remote_inline.get(), Wait::Poll, remote_inline->executor_pid()},
-              {"inline/executor/sleep", remote_inline.get(), Wait::Sleep, remote_inline->executor_pid()}};
+              {"inline/executor/sleep", remote_inline.get(), Wait::Sleep, remote_inline->executor_pid()},
+              {"inline+words/executor/poll", remote_words.get(), Wait::Poll, remote_words->executor_pid()},
+              {"inline+words/executor/sleep", remote_words.get(), Wait::Sleep, remote_words->executor_pid()}};
   for (const auto& row : rows) {
     if (!flags.config.empty() && flags.config != row.name) continue;
     const Row r = round_trips(*row.device, row.wait, iterations, row.executor);
@@ -182,6 +188,7 @@ int main(int argc, char** argv) {
   print_machine_line();
   remote->shut_down();
   remote_inline->shut_down();
+  remote_words->shut_down();
   local->shut_down();
   local_inline->shut_down();
   return 0;

@@ -31,6 +31,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "accord/accord.h"
 #include "daemon/devices/cuda/cuda_symbols.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/daemon_process.h"
 
 extern char** environ;
 extern const unsigned char accord_gpu_bench_ptx[];
@@ -235,7 +237,11 @@ struct AccordChain {
   AccordChain(std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
               std::array<std::uint32_t, 3> block, int priority, const DeviceOptions& device_options = {},
               const std::string& executor = {})
-      : runtime(open_runtime(priority, device_options, executor)) {
+      : AccordChain(open_runtime(priority, device_options, executor), kernels, spin_ns, grid, block) {}
+  // On `opened`: an embedded runtime, or one connected to accordd.
+  AccordChain(Runtime opened, std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
+              std::array<std::uint32_t, 3> block)
+      : runtime(std::move(opened)) {
     GpuKernelImage image;
     image.image = ptx();
     image.entry = "accord_bench_step";
@@ -321,6 +327,44 @@ void executor_latency(std::size_t iterations) {
   }
 }
 
+// Issue 9's GPU rows: the same chains through the real accordd (a client process over the
+// submission ring, its waiter spinning), against the chain launched directly in this
+// process, interleaved in rounds. With `executors` accordd drives the GPU from an executor
+// process (its default); without, in its own process (--gpu-executors=false).
+void daemon_latency(const cu::CudaSymbols& cuda, std::size_t iterations, bool executors) {
+  if (std::string(ACCORD_BENCH_ACCORDD).empty()) {
+    std::printf("\n1d. (no accordd in this build: no daemon rows)\n");
+    return;
+  }
+  unsetenv("ACCORD_SESSION_SOCKET");  // Runtime::connect must find the spawned daemon's channel
+  std::vector<std::string> args;
+  if (!executors) args.push_back("--gpu-executors=false");
+  bench::DaemonProcess accordd(ACCORD_BENCH_ACCORDD, args);
+  std::printf("\n1d. submit -> complete through accordd (%s; ring, spinning waiter) against direct in process "
+              "(us; %zu samples each)\n",
+              executors ? "GPU in an executor process" : "GPU in accordd's process", iterations);
+  std::printf("  %-8s %12s %12s %12s %12s %10s\n", "kernels", "direct p50", "direct p99", "accordd p50",
+              "accordd p99", "ratio p50");
+  RuntimeOptions options;
+  options.ring_spin = std::chrono::seconds(1);
+  for (std::size_t kernels : {1, 10}) {
+    DirectChain direct(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    AccordChain remote(unwrap(Runtime::connect(accordd.grpc_socket(), options), "Runtime::connect"), kernels, 0,
+                       {1, 1, 1}, {32, 1, 1});
+    direct.bind_thread();
+    std::vector<double> d_samples, a_samples;
+    for (int round = 0; round < 8; ++round) {
+      for (std::size_t i = 0; i < 50; ++i) direct.run_once(), remote.run_once();
+      auto d = time_samples_us(iterations / 8, [&] { direct.run_once(); });
+      auto a = time_samples_us(iterations / 8, [&] { remote.run_once(); });
+      d_samples.insert(d_samples.end(), d.begin(), d.end());
+      a_samples.insert(a_samples.end(), a.begin(), a.end());
+    }
+    const Summary d = summarize(d_samples), a = summarize(a_samples);
+    std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
+  }
+}
+
 // Where Accord's extra time goes: the direct chain with Accord's completion tail added
 // node by node, waited for by cuStreamSynchronize or by spinning on the flag, beside
 // Accord with and without the event node. All rows interleaved in rounds.
@@ -382,7 +426,8 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
   }
 }
 
-// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-1stream"), or every row
+// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-1stream",
+// "accord-executor"), or every row
 // when empty. gpu_tenants.sh runs each row in a process of its own, so that a row's
 // contexts and threads cannot touch the next one's.
 void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
@@ -483,12 +528,14 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
     }
   }
   // Accord rows: the same chain through an embedded runtime per thread, with `options`.
-  const auto accord_row = [&](const char* row, const char* label, const DeviceOptions& options) {
-    if (!wanted(row)) return;
+  const auto accord_row = [&](const char* row, const char* label, const DeviceOptions& options,
+                              const std::string& executor = {}) {
+    // The executor row only when named: time-sliced, sixteen contexts would crawl.
+    if (executor.empty() ? !wanted(row) : only != row) return;
     run(label,
         [&] {
           return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
-                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0, options);
+                                               std::array<std::uint32_t, 3>{32, 1, 1}, 0, options, executor);
         },
         [](AccordChain& a) { a.run_once(); });
   };
@@ -496,6 +543,9 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   accord_row("accord-event", "accord embedded: a runtime per thread, events", {{"cuda.completion", "event"}});
   accord_row("accord-1stream", "accord embedded: a runtime per thread, 1 stream/lane",
              {{"cuda.streams_per_lane", "1"}});
+  // Each runtime's GPU in an executor process of its own: sixteen processes launching,
+  // as sixteen MPS clients when an MPS server runs (gpu_tenants.sh runs this row there).
+  accord_row("accord-executor", "accord embedded: a runtime per thread, GPU executors", {}, ACCORD_BENCH_ACCORDD);
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
@@ -547,6 +597,29 @@ std::int64_t monotonic_ns() {
 
 // One tenant process: sets up its own context and graph, waits for the common start, loops
 // until the common end, and writes its samples (us, binary doubles) to `out`.
+// One tenant process through accordd (processes:accordd): the same chain, submitted over
+// the submission ring of its own session.
+int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out, const std::string& socket) {
+  auto runtime = Runtime::connect(socket);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "tenant: %s\n", runtime.status().to_string().c_str());
+    return 1;
+  }
+  AccordChain chain(std::move(runtime).value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1});
+  for (int i = 0; i < 20; ++i) chain.run_once();
+  std::vector<double> samples;
+  samples.reserve(1 << 20);
+  while (monotonic_ns() < start_ns) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  while (monotonic_ns() < end_ns) {
+    const auto begin = Clock::now();
+    chain.run_once();
+    samples.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
+  }
+  std::ofstream file(out, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+  return file ? 0 : 1;
+}
+
 int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
   // The driver's own number of work queues, as a process of its own would have (the
   // MPS row is MPS as users run it).
@@ -584,14 +657,24 @@ void tenant_processes(const std::string& label) {
   // together, well after every child could be ready.
   const std::int64_t start_ns = monotonic_ns() + 3'000'000'000;
   const std::int64_t end_ns = start_ns + std::chrono::nanoseconds(kProcessDuration).count();
-  std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (direct launches) for %lld s\n",
-              static_cast<long long>(kProcessDuration.count()));
+  // processes:accordd: the children are Accord clients of one accordd (its GPU in an
+  // executor process, the default), each a session of its own.
+  std::optional<bench::DaemonProcess> accordd;
+  std::string socket;
+  if (label == "accordd") {
+    unsetenv("ACCORD_SESSION_SOCKET");
+    accordd.emplace(ACCORD_BENCH_ACCORDD, std::vector<std::string>{});
+    socket = accordd->grpc_socket();
+  }
+  std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (%s) for %lld s\n",
+              socket.empty() ? "direct launches" : "through accordd", static_cast<long long>(kProcessDuration.count()));
   std::printf("  %-42s %14s %10s %10s\n", "how", "graphs/s", "p50 us", "p99 us");
   std::fflush(stdout);
   std::vector<pid_t> children;
   for (int t = 0; t < kTenantProcesses; ++t) {
-    const std::string config = "child:" + std::to_string(start_ns) + ":" + std::to_string(end_ns) + ":" + dir +
-                               "/tenant-" + std::to_string(t) + ".bin";
+    std::string config = "child:" + std::to_string(start_ns) + ":" + std::to_string(end_ns) + ":" + dir +
+                         "/tenant-" + std::to_string(t) + ".bin";
+    if (!socket.empty()) config += ":" + socket;
     char self[] = "/proc/self/exe";
     char flag[] = "--config";
     std::vector<char> value(config.begin(), config.end());
@@ -634,12 +717,17 @@ void tenant_processes(const std::string& label) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
   const Flags flags =
-      parse_flags(argc, argv, "  --config latency|parts|executor|tenants[:ROW]|neighbour|processes:LABEL\n");
-  if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT
+      parse_flags(argc, argv,
+                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|processes:LABEL\n");
+  if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT[:ACCORDD_SOCKET]
     const std::string rest = flags.config.substr(6);
     const std::size_t a = rest.find(':');
     const std::size_t b = rest.find(':', a + 1);
-    return tenant_child(std::stoll(rest.substr(0, a)), std::stoll(rest.substr(a + 1, b - a - 1)), rest.substr(b + 1));
+    const std::size_t c = rest.find(':', b + 1);
+    const std::int64_t start = std::stoll(rest.substr(0, a)), end = std::stoll(rest.substr(a + 1, b - a - 1));
+    if (c != std::string::npos)
+      return accordd_tenant_child(start, end, rest.substr(b + 1, c - b - 1), rest.substr(c + 1));
+    return tenant_child(start, end, rest.substr(b + 1));
   }
   if (flags.config.rfind("processes:", 0) == 0) {
     tenant_processes(flags.config.substr(10));
@@ -663,6 +751,8 @@ int main(int argc, char** argv) {
   const std::size_t iterations = flags.iterations ? flags.iterations : 10'000;
   if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "executor") executor_latency(iterations);
+  if (flags.config == "daemon") daemon_latency(*cuda.value(), iterations, true);
+  if (flags.config == "daemon-in-process") daemon_latency(*cuda.value(), iterations, false);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
     latency_parts(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");

@@ -26,3 +26,7 @@ export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 "$mps" -d
 trap 'echo quit | "$mps" || true' EXIT
 "$bench" --config processes:MPS
+# Accord with each runtime's GPU in an executor process: sixteen MPS clients, beside the
+# sixteen processes launching directly under the same server.
+"$bench" --config tenants:accord-executor || echo "gpu_tenants.sh: row accord-executor failed (status $?)"
+"$bench" --config processes:MPS
