@@ -432,8 +432,14 @@ void ExecutorDevice::poll_completions() noexcept {
 
 void ExecutorDevice::collect() noexcept {
   // The words first: a launch that ended shows there before the executor has seen it.
-  if (const int seen = watch_.sweep(); seen > 0)
+  // When they reported something, the queue waits for the next look: its records of
+  // those launches are still on their way (and would be dropped), and reading its tail
+  // now would pull a cache line the executor is writing, just as the thread that was
+  // waiting wants to submit its next launch.
+  if (const int seen = watch_.sweep(); seen > 0) {
     completions_by_word_.fetch_add(static_cast<std::uint64_t>(seen), std::memory_order_relaxed);
+    return;
+  }
   drain_if_free();
 }
 

@@ -85,6 +85,9 @@ class ExecutorServer final : private devices::DeviceListener {
   void consume() noexcept;
   void launch(const CommandEntry& first, wire::RingConsumer<CommandEntry>& commands) noexcept;
   void complete(SlotSink& sink, Outcome outcome, const Status* error) noexcept;
+  // Waits until every slot of `region` (released by accordd) has been reported here; on a
+  // timeout it leaks the region rather than free what the device may still touch.
+  void await_reports(std::unique_ptr<Region>& region) noexcept;
   [[noreturn]] void report_loss_and_exit();
 
   std::unique_ptr<devices::Device> device_;

@@ -192,3 +192,32 @@ TEST_CASE("killing an executor with words fails every launch in flight once and 
 }
 
 }  // namespace accord::testing
+
+namespace accord::testing {
+
+TEST_CASE("a region released as soon as its word said done is freed only after the executor's own report",
+          "[executor][words]") {
+  // accordd learns of the launch's end from the word 300 ms before the executor's device
+  // reports it; the region's release arrives in between and must not free what the
+  // device still holds (this crashed the executor before it waited).
+  auto device = open_fake(word_options(300ms));
+  auto quick = load_kernel(*device, "fake.sleep_ms", 0, 0);
+  const pid_t pid = device->executor_pid();
+  for (int i = 0; i < 3; ++i) {
+    auto region = lower_kernel(*device, *quick);
+    RecordingSink sink;
+    device->launch(*region, {}, sink);
+    REQUIRE(poll_until(*device, sink));
+    CHECK(sink.done());
+    region.reset();  // released while the executor's report is still held back
+  }
+  auto region = lower_kernel(*device, *quick);
+  RecordingSink last;
+  device->launch(*region, {}, last);
+  REQUIRE(poll_until(*device, last));
+  CHECK(last.done());
+  CHECK(device->executor_pid() == pid);
+  CHECK(device->generation() == 1);
+}
+
+}  // namespace accord::testing
