@@ -1,6 +1,6 @@
 // The engine's ready queue (engine item 13): sessions that have a region ready to
-// claim, in the order they became ready. Workers sleep on it and inline-mode helpers
-// take from it, instead of scanning every pending submission. It holds sessions, not
+// claim, in the order they became ready. Workers sleep on it and take from it,
+// instead of scanning every pending submission of every session. It holds sessions, not
 // regions: lane exclusivity and submission order are per session, so whoever pops a
 // session claims its first ready region under that session's lock (and pushes it
 // back, at the tail, if more is ready: tenants take turns).

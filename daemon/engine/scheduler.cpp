@@ -51,9 +51,22 @@ Scheduler::~Scheduler() {
 void Scheduler::shutdown() {
   if (shut_down_.exchange(true)) return;
   shutdown_.store(true);
-  // Inline mode has no workers: the destroying thread drains what is left.
-  if (inline_mode_)
-    while (pending_total_.load() != 0) help_once();
+  // Inline mode has no workers: the destroying thread drains what is left, session by
+  // session.
+  if (inline_mode_) {
+    while (pending_total_.load() != 0) {
+      for (const Ref<Session>& session : live_sessions()) {
+        SessionSchedule& q = session->schedule;
+        for (;;) {
+          {
+            std::lock_guard lock(q.mu);
+            if (q.pending_head == nullptr) break;
+          }
+          help_once(q);
+        }
+      }
+    }
+  }
   ready_.wake_all();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
@@ -118,7 +131,8 @@ RegionRun* Scheduler::claim_from_ready_queue(SessionSchedule* q) noexcept {
 }
 
 void Scheduler::offer_locked(SessionSchedule& q) noexcept {
-  if (q.queued || find_ready_locked(q, nullptr, false, false, nullptr) == nullptr) return;
+  // Inline mode has no ready queue: waiting threads run their own session's work.
+  if (inline_mode_ || q.queued || find_ready_locked(q, nullptr, false, false, nullptr) == nullptr) return;
   enqueue_locked(q);
 }
 
@@ -126,8 +140,6 @@ void Scheduler::enqueue_locked(SessionSchedule& q) noexcept {
   q.queued = true;
   q.owner.retain();  // released by whoever pops it
   ready_.push(q);
-  // Inline-mode helpers sleep on progress_, not on the queue.
-  if (inline_mode_) notify_progress();
 }
 
 RegionRun* Scheduler::pick_locked(SessionSchedule& q, Submission* only, bool launch_only, bool* skipped) {
@@ -240,11 +252,11 @@ Status Scheduler::wait(Submission& submission) {
 // removes a thread hand-off from the common submit-then-wait pattern. The caller holds
 // an observer, so `submission` (and its session) outlives every execute() below.
 void Scheduler::help_until_terminal(Submission& submission) {
+  SessionSchedule& q = schedule_of(submission);
   if (inline_mode_) {
-    while (!submission.terminal()) help_once();
+    while (!submission.terminal()) help_once(q);
     return;
   }
-  SessionSchedule& q = schedule_of(submission);
   std::unique_lock lock(q.mu);
   while (!submission.terminal()) {
     if (RegionRun* run = pick_locked(q, &submission)) {
@@ -301,10 +313,15 @@ bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {
   return false;
 }
 
-void Scheduler::help_once() {
-  // Read before looking, so that work offered after the look is not slept through.
+void Scheduler::help_once(SessionSchedule& q) {
+  // Read before looking, so that a region ending after the look is not slept through.
   const std::uint32_t seen = progress_.load();
-  if (RegionRun* run = claim_from_ready_queue(ready_.try_pop())) {
+  RegionRun* run = nullptr;
+  {
+    std::lock_guard lock(q.mu);
+    run = pick_locked(q, nullptr);
+  }
+  if (run != nullptr) {
     execute(*run);
     return;
   }

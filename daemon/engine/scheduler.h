@@ -9,8 +9,9 @@
 // bookkeeping and lease waiters. Sessions never share allocations, so no ordering
 // crosses sessions: submit and complete take their own session's lock, never an
 // engine-wide one, and scan only that session's pending submissions. A session with a
-// claimable region is put on the ReadyQueue, which workers and inline-mode helpers
-// take from. Engine-wide state is atomics (pending count, regions in flight, progress,
+// claimable region is put on the ReadyQueue, which workers take from; a waiting
+// thread runs its own submission's regions first (and in inline mode, with no workers,
+// its own session's). Engine-wide state is atomics (pending count, regions in flight, progress,
 // shutdown) and three short locks off the common path: the ready queue (an O(1) push
 // when host work is handed to a worker), quarantine (failures) and the session list
 // (the watchdog and device loss visit sessions one at a time). Lock order: session
@@ -156,9 +157,10 @@ class Scheduler final : private devices::DeviceLossObserver {
   std::optional<devices::DeviceIndex> waitable_device_locked(const Submission& submission) const noexcept;
   // Whether a device of `graph` completes by polling (a waiter then polls it).
   bool polls_devices(const PreparedGraph& graph) const noexcept;
-  // Runs ready work of any session or sleeps until progress; inline mode only. Called
-  // with no lock held.
-  void help_once();
+  // Runs a ready region of `q` or sleeps until progress; inline mode only, where a
+  // waiting thread runs its own session's work (all that its wait or lease can depend
+  // on: nothing orders across sessions). Called with no lock held.
+  void help_once(SessionSchedule& q);
   void notify_progress() noexcept;
   // A submission was accepted (true) or has finished (false); the last one to finish
   // during shutdown lets the workers go.

@@ -51,10 +51,10 @@ Result<Submission*> Scheduler::submit(PreparedGraph& graph, std::span<Submission
       lock.lock();
     }
   }
-  // What is left for a thread goes on the ready queue: a ready host region for a
-  // worker (or the waiter, who looks at its own submission first), anything in
-  // inline mode, where waiting threads take from the queue.
-  if (runnable && (host_ready || inline_mode_) && !q.queued) enqueue_locked(q);
+  // A ready host region goes on the ready queue for a worker (the waiter, who looks at
+  // its own submission first, may take it before). Inline mode has no queue: waiting
+  // threads run their own session's regions.
+  if (runnable && host_ready && !q.queued) enqueue_locked(q);
   return slot;
 }
 

@@ -57,7 +57,7 @@ Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool blo
       return busy_error("allocation " + std::to_string(allocation.id()) + " is in device use");
     if (inline_mode_) {
       lock.unlock();
-      help_once();
+      help_once(q);
       lock.lock();
     } else {
       ++q.lease_sleepers;

@@ -21,7 +21,7 @@ namespace engine = accord::engine;
 
 TEST_CASE("64 sessions submit and complete at once, each checking its own results",
           "[engine][scheduler][sessions]") {
-  // 0 workers: waiting threads take every session's work from the ready queue.
+  // 0 workers: each waiting thread runs its own session's work.
   const std::size_t workers = GENERATE(0, 2, 4);
   constexpr int kSessions = 64;
   constexpr int kRounds = 40;
