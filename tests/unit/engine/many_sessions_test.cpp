@@ -142,7 +142,7 @@ TEST_CASE("sessions opened and dropped while others run leave the engine consist
         auto out = session->allocate(64, MemoryPlacement::host_visible()).value();
         auto g = DeviceSetFixture::prepare(*session, {DeviceSetFixture::fill(in, 7), DeviceSetFixture::copy(out, in)});
         auto s = session->submit(*g, {});
-        REQUIRE(s.ok());
+        if (!s.ok()) continue;  // counted as missing below (no Catch assertion off the main thread)
         if (round % 2 == 0) {
           if (s.value()->wait().ok() && static_cast<std::uint8_t>(out->host_address()[0]) == 7) ++ok;
         } else {
