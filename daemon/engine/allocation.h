@@ -2,7 +2,7 @@
 // the state the engine keeps about it (host leases, pending device users, poison).
 // Shared ownership: buffers, views in prepared graphs and quarantine all retain it; the
 // memory is freed by the last release. Thread-safety: admission_for() is thread-safe;
-// host_state() and poison() need the scheduler lock; the rest is immutable.
+// host_state() and poison() need its session's scheduling lock; the rest is immutable.
 #pragma once
 
 #include <atomic>
@@ -55,7 +55,7 @@ class Allocation final : public RefCounted {
   // Precondition: poisoned().
   const std::string& poison_message() const noexcept { return poison_message_; }
 
-  // Host-lease and pending-work bookkeeping. Guarded by the scheduler lock; the lease
+  // Host-lease and pending-work bookkeeping. Guarded by the session's scheduling lock; the lease
   // always reserves the whole allocation (engine item 8).
   struct HostState {
     std::uint32_t read_leases = 0;
@@ -65,7 +65,7 @@ class Allocation final : public RefCounted {
   };
   HostState& host_state() noexcept { return host_; }
 
-  // Called under the scheduler lock. The first message wins.
+  // Called under the session's scheduling lock. The first message wins.
   void poison(std::string message) noexcept;
 
  private:

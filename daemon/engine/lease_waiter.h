@@ -18,17 +18,17 @@ enum class LeaseMode : std::uint8_t;
 class LeaseWaiter {
  public:
   // Told once, on the thread that ended the conflicting work (a worker or a device
-  // thread), after the scheduler lock was released: it must not block. OK means the
+  // thread), after the session's scheduling lock was released: it must not block. OK means the
   // lease is now held and the waiter's owner must release it like any other; an error
   // (Busy for a conflicting lease that came meanwhile, DeviceLost for a poisoned
   // allocation or a lost device) means nothing is held.
   virtual void on_lease(Status outcome) noexcept = 0;
 
-  // Scheduler lock, while queued: what is waited for, and the queue's link.
+  // The allocation's session lock, while queued: what is waited for, and the queue's link.
   Allocation* waited_allocation = nullptr;
   LeaseMode waited_mode{};
   LeaseWaiter* next_waiter = nullptr;
-  // Written under the scheduler lock when the waiter is dequeued, read by the teller.
+  // Written under the session's scheduling lock when the waiter is dequeued, read by the teller.
   Status waited_outcome;
 
  protected:

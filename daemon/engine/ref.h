@@ -15,6 +15,14 @@ class RefCounted {
   RefCounted& operator=(const RefCounted&) = delete;
 
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Adds a reference unless the last one is already gone (the object is being
+  // destroyed): for walking a registry that an object leaves in its destructor.
+  bool try_retain() const noexcept {
+    std::uint32_t n = refs_.load(std::memory_order_relaxed);
+    while (n != 0)
+      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acquire, std::memory_order_relaxed)) return true;
+    return false;
+  }
   // may destroy *this: no member access after a call that returns true.
   bool release() const noexcept {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -1,6 +1,7 @@
-// Workers, region selection and helping waiters. Admission is in
+// Workers, the ready queue, region selection and helping waiters. Admission is in
 // scheduler_admission.cpp, completion and failure in scheduler_completion.cpp, host
-// leases in scheduler_leases.cpp.
+// leases in scheduler_leases.cpp, the session list, watchdog and device loss in
+// scheduler_watchdog.cpp.
 #include "daemon/engine/scheduler.h"
 
 #include "client/api/futex.h"
@@ -17,6 +18,8 @@ inline void cpu_relax() noexcept {
   asm volatile("yield");
 #endif
 }
+
+SessionSchedule& schedule_of(const Submission& s) noexcept { return s.graph().session().schedule; }
 
 }  // namespace
 
@@ -35,18 +38,36 @@ Scheduler::Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stat
 Scheduler::~Scheduler() {
   shutdown();
   devices_.set_loss_observer(nullptr);
+  // Quarantined graphs go while every member is alive: the last of them may release
+  // a session, which leaves the session list.
+  std::vector<Ref<PreparedGraph>> quarantined;
+  {
+    std::lock_guard lock(quarantine_mu_);
+    quarantined.swap(quarantine_);
+  }
+  quarantined.clear();
 }
 
 void Scheduler::shutdown() {
-  {
-    std::unique_lock lock(mu_);
-    if (shutdown_ && !watchdog_.joinable()) return;
-    shutdown_ = true;
-    // Inline mode has no workers: the destroying thread drains what is left.
-    if (inline_mode_)
-      while (pending_head_ != nullptr) help_once(lock);
+  if (shut_down_.exchange(true)) return;
+  shutdown_.store(true);
+  // Inline mode has no workers: the destroying thread drains what is left, session by
+  // session.
+  if (inline_mode_) {
+    while (pending_total_.load() != 0) {
+      for (const Ref<Session>& session : live_sessions()) {
+        SessionSchedule& q = session->schedule;
+        for (;;) {
+          {
+            std::lock_guard lock(q.mu);
+            if (q.pending_head == nullptr) break;
+          }
+          help_once(q);
+        }
+      }
+    }
   }
-  work_cv_.notify_all();
+  ready_.wake_all();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
   // A device thread may still be inside end_region() for the last region (telling
@@ -56,58 +77,99 @@ void Scheduler::shutdown() {
   for (std::uint32_t n = inflight_.load(); n != 0; n = inflight_.load())
     futex_wait(inflight_, n, std::chrono::milliseconds(1));
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(watchdog_mu_);
     watchdog_stop_ = true;
   }
   watchdog_cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
-}
-
-void Scheduler::worker_loop() {
-  std::unique_lock lock(mu_);
-  for (;;) {
-    if (RegionRun* run = pick_locked(nullptr)) {
-      // Independent regions of this graph, or other submissions, may be ready too:
-      // hand them to an idle peer rather than leaving them for after this region.
-      const bool wake_peer = idle_workers_ > 0 && (run->submission->graph().parallel() || pending_count_ > 1);
-      lock.unlock();
-      if (wake_peer) work_cv_.notify_one();
-      execute(*run);
-      lock.lock();
-      continue;
+  // Entries left on the ready queue (sessions whose work others took) hold their
+  // sessions: let them go.
+  while (SessionSchedule* q = ready_.try_pop()) {
+    {
+      std::lock_guard lock(q->mu);
+      q->queued = false;
     }
-    if (shutdown_ && pending_head_ == nullptr) return;
-    ++idle_workers_;
-    work_cv_.wait(lock);
-    --idle_workers_;
+    q->owner.release();
   }
 }
 
-// Scans pending submissions in submission order, so earlier ones get lanes first, and
-// claims the first region whose lane is idle for its session and whose predecessors
-// are done, or, on a device that waits natively, launched on that same device: those
-// are handed to the device as RegionWaits (engine item 4; ARCHITECTURE.md, native
-// waits). Cross-device and cross-submission order is always resolved here.
-RegionRun* Scheduler::pick_locked(Submission* only, bool launch_only, bool* skipped) {
-  for (Submission* s = only ? only : pending_head_; s != nullptr; s = only ? nullptr : s->next) {
-    if (!s->occupied || s->blockers != 0 || s->producers_pending != 0 || s->cancel_requested ||
-        s->failed)
+void Scheduler::count_pending(bool accepted) noexcept {
+  if (accepted) {
+    pending_total_.fetch_add(1);
+    return;
+  }
+  if (pending_total_.fetch_sub(1) == 1 && shutdown_.load()) {
+    ready_.wake_all();  // the workers may leave now
+    notify_progress();  // an inline-mode shutdown drains on progress_
+  }
+}
+
+void Scheduler::worker_loop() {
+  for (;;) {
+    SessionSchedule* q = ready_.pop_or_wait([this] { return shutdown_.load() && pending_total_.load() == 0; });
+    if (q == nullptr) return;
+    if (RegionRun* run = claim_from_ready_queue(q)) execute(*run);
+  }
+}
+
+RegionRun* Scheduler::claim_from_ready_queue(SessionSchedule* q) noexcept {
+  for (; q != nullptr; q = ready_.try_pop()) {
+    RegionRun* run = nullptr;
+    {
+      std::lock_guard lock(q->mu);
+      q->queued = false;
+      run = pick_locked(*q, nullptr);
+      // More of this session may be ready (independent regions, other submissions): it
+      // goes back at the tail, so a peer takes it while other sessions get their turn.
+      if (run != nullptr) offer_locked(*q);
+    }
+    // The queue's reference; a claimed region's graph keeps the session alive anyway.
+    q->owner.release();  // may destroy the session: no access below
+    if (run != nullptr) return run;
+  }
+  return nullptr;
+}
+
+void Scheduler::offer_locked(SessionSchedule& q) noexcept {
+  // Inline mode has no ready queue: waiting threads run their own session's work.
+  if (inline_mode_ || q.queued || find_ready_locked(q, nullptr, false, false, nullptr) == nullptr) return;
+  enqueue_locked(q);
+}
+
+void Scheduler::enqueue_locked(SessionSchedule& q) noexcept {
+  q.queued = true;
+  q.owner.retain();  // released by whoever pops it
+  ready_.push(q);
+}
+
+RegionRun* Scheduler::pick_locked(SessionSchedule& q, Submission* only, bool launch_only, bool* skipped) {
+  return find_ready_locked(q, only, true, launch_only, skipped);
+}
+
+// Scans the session's pending submissions in submission order, so earlier ones get
+// lanes first, for the first region whose lane is idle for the session and whose
+// predecessors are done, or, on a device that waits natively, launched on that same
+// device: those are handed to the device as RegionWaits (engine item 4; ARCHITECTURE.md,
+// native waits). Cross-device and cross-submission order is always resolved here.
+RegionRun* Scheduler::find_ready_locked(SessionSchedule& q, Submission* only, bool claim, bool launch_only,
+                                        bool* skipped) {
+  for (Submission* s = only ? only : q.pending_head; s != nullptr; s = only ? nullptr : s->next) {
+    if (!s->occupied || s->blockers != 0 || s->producers_pending != 0 || s->cancel_requested || s->failed)
       continue;
-    Session& session = s->graph().session();
     const auto& regions = s->graph().regions();
     for (std::uint32_t r = 0; r < s->region_count; ++r) {
       RegionRun& run = s->runs[r];
       if (run.state != RegionState::Pending) continue;
       const PreparedRegion& region = regions[r];
-      if (session.lane_busy[region.lane_slot]) continue;
+      if (q.lane_busy[region.lane_slot]) continue;
       bool ready = true;
-      run.wait_count = 0;
+      if (claim) run.wait_count = 0;
       for (std::uint32_t p : region.predecessors) {
         const RegionRun& before = s->runs[p];
         if (before.state == RegionState::Done) continue;
         if (region.native_waits && before.state == RegionState::Running && before.launched &&
             regions[p].device == region.device) {
-          run.waits[run.wait_count++] = devices::RegionWait{regions[p].native.get(), s->index()};
+          if (claim) run.waits[run.wait_count++] = devices::RegionWait{regions[p].native.get(), s->index()};
           continue;
         }
         ready = false;
@@ -118,10 +180,11 @@ RegionRun* Scheduler::pick_locked(Submission* only, bool launch_only, bool* skip
         *skipped = true;
         continue;
       }
+      if (!claim) return &run;
       run.state = RegionState::Running;
       run.launched = false;
       if (region.native_waits) ++s->launching;
-      session.lane_busy[region.lane_slot] = 1;
+      q.lane_busy[region.lane_slot] = 1;
       inflight_.fetch_add(1, std::memory_order_relaxed);
       ++s->running;
       run.started = Clock::now();
@@ -165,26 +228,19 @@ void Scheduler::execute(RegionRun& run) noexcept {
 
 void Scheduler::launch_returned(RegionRun& run) noexcept {
   Deferred deferred;
-  bool wake = false;
-  bool wake_all = false;
-  {
-    std::unique_lock lock(mu_);
-    Submission& s = *run.submission;
-    --s.launching;
-    run.launched = true;
-    // Successors on the same device may wait on this region now, and if the region
-    // already ended, its submission may end here and unblock later ones: a peer (this
-    // thread may be a waiter about to return) has to look.
-    if (s.launching == 0 && can_finish(s)) {
-      settle(lock, deferred);  // may destroy s: no access below
-      lock.lock();
-      notify_progress_locked();
-    }
-    wake = idle_workers_ > 0 && pending_head_ != nullptr;
-    wake_all = shutdown_ && pending_head_ == nullptr;  // the workers may exit now
+  Submission& s = *run.submission;
+  SessionSchedule& q = schedule_of(s);
+  std::unique_lock lock(q.mu);
+  --s.launching;
+  run.launched = true;
+  // Successors on the same device may wait on this region now, and if the region
+  // already ended, its submission may end here and unblock later ones.
+  if (s.launching == 0 && can_finish(s)) {
+    settle(q, lock, deferred);  // may destroy s and the session: no access below
+    notify_progress();
+    return;
   }
-  if (wake_all) work_cv_.notify_all();
-  else if (wake) work_cv_.notify_one();
+  offer_locked(q);
 }
 
 Status Scheduler::wait(Submission& submission) {
@@ -194,15 +250,16 @@ Status Scheduler::wait(Submission& submission) {
 
 // The waiting thread runs ready regions of its own submission itself (seed 3.5), which
 // removes a thread hand-off from the common submit-then-wait pattern. The caller holds
-// an observer, so `submission` outlives every execute() below.
+// an observer, so `submission` (and its session) outlives every execute() below.
 void Scheduler::help_until_terminal(Submission& submission) {
-  std::unique_lock lock(mu_);
+  SessionSchedule& q = schedule_of(submission);
+  if (inline_mode_) {
+    while (!submission.terminal()) help_once(q);
+    return;
+  }
+  std::unique_lock lock(q.mu);
   while (!submission.terminal()) {
-    if (inline_mode_) {
-      help_once(lock);
-      continue;
-    }
-    if (RegionRun* run = pick_locked(&submission)) {
+    if (RegionRun* run = pick_locked(q, &submission)) {
       lock.unlock();
       execute(*run);
       lock.lock();
@@ -256,22 +313,24 @@ bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {
   return false;
 }
 
-void Scheduler::help_once(std::unique_lock<std::mutex>& lock) {
-  if (RegionRun* run = pick_locked(nullptr)) {
-    lock.unlock();
+void Scheduler::help_once(SessionSchedule& q) {
+  // Read before looking, so that a region ending after the look is not slept through.
+  const std::uint32_t seen = progress_.load();
+  RegionRun* run = nullptr;
+  {
+    std::lock_guard lock(q.mu);
+    run = pick_locked(q, nullptr);
+  }
+  if (run != nullptr) {
     execute(*run);
-    lock.lock();
     return;
   }
-  const std::uint32_t seen = progress_.load();
-  lock.unlock();
   progress_waiters_.fetch_add(1);
   futex_wait(progress_, seen);
   progress_waiters_.fetch_sub(1);
-  lock.lock();
 }
 
-void Scheduler::notify_progress_locked() noexcept {
+void Scheduler::notify_progress() noexcept {
   progress_.fetch_add(1);
   if (progress_waiters_.load() > 0) futex_wake_all(progress_);
 }
@@ -293,15 +352,15 @@ Result<bool> Scheduler::wait_for(Submission& submission, std::chrono::nanosecond
 }
 
 void Scheduler::cancel(Submission& submission) noexcept {
+  // The caller holds an observer: the session outlives this call.
   Deferred deferred;
-  bool wake = false;
-  std::unique_lock lock(mu_);
+  SessionSchedule& q = schedule_of(submission);
+  std::unique_lock lock(q.mu);
   if (!submission.occupied) return;
   submission.cancel_requested = true;
-  notify_progress_locked();
-  wake = idle_workers_ > 0;  // cancelling may end submissions that others wait behind
-  settle(lock, deferred);
-  if (wake) work_cv_.notify_all();
+  // Ending it may unblock later submissions: settle offers the session again.
+  settle(q, lock, deferred);
+  notify_progress();
 }
 
 }  // namespace accord::engine

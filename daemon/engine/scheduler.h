@@ -2,9 +2,22 @@
 // whole-graph ordering against earlier pending submissions, lane exclusivity per
 // session, native waits between same-device regions, worker threads, helping waiters,
 // cancellation, failure (poison + quarantine), device loss, the watchdog and
-// completion (engine items 4-10). One mutex guards all scheduling state; the submit
-// and complete paths take it once and never allocate. Devices are called, listeners
-// told and graphs released only outside it. Every public member is thread-safe.
+// completion (engine items 4-10, 13).
+//
+// Locking (engine item 13). Scheduling state is per session (SessionSchedule, under
+// its own mutex): pending submissions, blocker and producer counts, lanes, host-lease
+// bookkeeping and lease waiters. Sessions never share allocations, so no ordering
+// crosses sessions: submit and complete take their own session's lock, never an
+// engine-wide one, and scan only that session's pending submissions. A session with a
+// claimable region is put on the ReadyQueue, which workers take from; a waiting
+// thread runs its own submission's regions first (and in inline mode, with no workers,
+// its own session's). Engine-wide state is atomics (pending count, regions in flight, progress,
+// shutdown) and three short locks off the common path: the ready queue (an O(1) push
+// when host work is handed to a worker), quarantine (failures) and the session list
+// (the watchdog and device loss visit sessions one at a time). Lock order: session
+// list, then a session, then the ready queue or quarantine. Devices are called,
+// listeners told and graphs released outside every lock; submit and complete never
+// allocate. Every public member is thread-safe.
 #pragma once
 
 #include <array>
@@ -23,6 +36,7 @@
 #include "daemon/devices/device_registry.h"
 #include "daemon/engine/lease_waiter.h"
 #include "daemon/engine/prepared_graph.h"
+#include "daemon/engine/ready_queue.h"
 #include "daemon/engine/ref.h"
 #include "daemon/engine/session.h"
 #include "daemon/engine/stat_counters.h"
@@ -100,12 +114,10 @@ class Scheduler final : private devices::DeviceLossObserver {
   // Regions picked and not yet reported (a watchdog-abandoned region no longer counts).
   std::uint32_t regions_in_flight() const noexcept { return inflight_.load(std::memory_order_acquire); }
 
-  // Runs `fn` under the scheduler lock (trace start/stop and similar rare calls).
-  template <class Fn>
-  auto locked(Fn&& fn) {
-    std::lock_guard lock(mu_);
-    return fn();
-  }
+  // Sessions join the list that the watchdog and device loss walk when constructed and
+  // leave it when destroyed. Not on any hot path.
+  void add_session(SessionSchedule& q) noexcept;
+  void remove_session(SessionSchedule& q) noexcept;
 
  private:
   // What ending submissions leaves to do once the lock is released: listeners to tell
@@ -123,25 +135,40 @@ class Scheduler final : private devices::DeviceLossObserver {
 
   // scheduler.cpp
   void worker_loop();
-  // Claims the first ready region (of `only`, or of any pending submission). With
-  // `launch_only`, only a region whose device launches asynchronously (a GPU): the
-  // submitting thread launches those itself; `*skipped` is set when a ready region on a
-  // synchronous device (the host) was passed over and needs a worker.
-  RegionRun* pick_locked(Submission* only, bool launch_only = false, bool* skipped = nullptr);
+  // Claims the first ready region of the session (of `only`, when given), in submission
+  // order. With `launch_only`, only a region whose device launches asynchronously (a
+  // GPU): the submitting thread launches those itself; `*skipped` is set when a ready
+  // region on a synchronous device (the host) was passed over and needs a worker.
+  RegionRun* pick_locked(SessionSchedule& q, Submission* only, bool launch_only = false, bool* skipped = nullptr);
+  // The region pick_locked would claim, claiming nothing (`claim` false), or claimed.
+  RegionRun* find_ready_locked(SessionSchedule& q, Submission* only, bool claim, bool launch_only, bool* skipped);
+  // Puts `q` on the ready queue if it has a claimable region and is not there already.
+  void offer_locked(SessionSchedule& q) noexcept;
+  void enqueue_locked(SessionSchedule& q) noexcept;
+  // Takes sessions off the ready queue until one yields a region (claimed), or the
+  // queue is empty (nullptr). `first` is one popped already.
+  RegionRun* claim_from_ready_queue(SessionSchedule* first) noexcept;
   void execute(RegionRun& run) noexcept;
   // After a native launch returned: the region may now be waited on natively.
   void launch_returned(RegionRun& run) noexcept;
   void help_until_terminal(Submission& submission);
-  // Whether a device of `graph` completes by polling (a waiter then polls it).
   // A device, among those running a region of `submission`, that a waiting
-  // thread can block on (Device::completes_by_waiting). Scheduler lock.
+  // thread can block on (Device::completes_by_waiting). Session lock.
   std::optional<devices::DeviceIndex> waitable_device_locked(const Submission& submission) const noexcept;
+  // Whether a device of `graph` completes by polling (a waiter then polls it).
   bool polls_devices(const PreparedGraph& graph) const noexcept;
-  // Runs ready work of any submission or sleeps until progress; inline mode only.
-  void help_once(std::unique_lock<std::mutex>& lock);
-  void notify_progress_locked() noexcept;
+  // Runs a ready region of `q` or sleeps until progress; inline mode only, where a
+  // waiting thread runs its own session's work (all that its wait or lease can depend
+  // on: nothing orders across sessions). Called with no lock held.
+  void help_once(SessionSchedule& q);
+  void notify_progress() noexcept;
+  // A submission was accepted (true) or has finished (false); the last one to finish
+  // during shutdown lets the workers go.
+  void count_pending(bool accepted) noexcept;
+  // The live sessions, each retained (the watchdog and device loss; allocates).
+  std::vector<Ref<Session>> live_sessions();
   // scheduler_admission.cpp
-  Status admit_locked(PreparedGraph& graph, std::span<Submission* const> producers,
+  Status admit_locked(SessionSchedule& q, PreparedGraph& graph, std::span<Submission* const> producers,
                       Submission*& out_slot);
   static bool conflicts(const PreparedGraph& a, const PreparedGraph& b) noexcept;
   // scheduler_completion.cpp
@@ -150,21 +177,23 @@ class Scheduler final : private devices::DeviceLossObserver {
   void end_region(RegionRun& run, Status status, bool launched) noexcept;
   void fail_locked(Submission& submission, std::uint32_t region, Status status) noexcept;
   bool can_finish(const Submission& submission) const noexcept;
-  void finish_locked(Submission& submission, Deferred& deferred) noexcept;
-  // Ends every submission that can end. Returns true when it stopped because
+  void finish_locked(SessionSchedule& q, Submission& submission, Deferred& deferred) noexcept;
+  // Ends every submission of `q` that can end. Returns true when it stopped because
   // `deferred` is full, so the caller flushes and sweeps again.
-  bool sweep_locked(Deferred& deferred) noexcept;
-  // Sweeps, releases `lock`, tells listeners and drops graphs; repeats while a sweep
-  // filled `deferred`. Returns with `lock` released.
-  void settle(std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept;
+  bool sweep_locked(SessionSchedule& q, Deferred& deferred) noexcept;
+  // Sweeps and offers `q` to the ready queue, releases `lock`, tells listeners and drops
+  // graphs; repeats while a sweep filled `deferred`. Returns with `lock` released; the
+  // last graph reference may go in it, and with it the session: the caller touches
+  // neither `q` nor anything of the session afterwards.
+  void settle(SessionSchedule& q, std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept;
   void flush(Deferred& deferred) noexcept;
   // scheduler_leases.cpp
   // Grants `mode` on `allocation` if nothing conflicts: OK with `must_wait` false. OK with
   // `must_wait` true when only pending device work conflicts (nothing granted); the
-  // refusal otherwise.
+  // refusal otherwise. The allocation's session lock.
   Status grant_lease_locked(Allocation& allocation, LeaseMode mode, bool& must_wait);
-  // Dequeues every waiter whose lease is now granted or refused onto `told`.
-  void settle_lease_waiters_locked(LeaseWaiter*& told) noexcept;
+  // Dequeues every waiter of `q` whose lease is now granted or refused onto `told`.
+  void settle_lease_waiters_locked(SessionSchedule& q, LeaseWaiter*& told) noexcept;
   // Tells each waiter of `told` its outcome; outside the lock.
   void tell_lease_waiters(LeaseWaiter* told) noexcept;
   // scheduler_watchdog.cpp
@@ -182,42 +211,42 @@ class Scheduler final : private devices::DeviceLossObserver {
       if (count < devices.size()) devices[count++] = d;
     }
   };
-  // Counts the regions that outran the watchdog, adds their devices to `lost` and,
-  // when `apply`, fails them.
-  std::size_t expire_locked(Clock::time_point now, LostDevices& lost, bool apply);
+  // Counts the regions of `q` that outran the watchdog, adds their devices to `lost`
+  // and, when `apply`, fails them.
+  std::size_t expire_locked(SessionSchedule& q, Clock::time_point now, LostDevices& lost, bool apply);
 
   devices::DeviceRegistry& devices_;
   StatCounters& engine_stats_;
   SchedulerOptions options_;
   const bool inline_mode_;
 
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable host_cv_;
-  Submission* pending_head_ = nullptr;
-  Submission* pending_tail_ = nullptr;
-  std::size_t pending_count_ = 0;
-  std::size_t idle_workers_ = 0;
-  std::size_t lease_waiters_ = 0;
-  // Leases waiting for device work without a thread (acquire_lease_or_wait), in order.
-  LeaseWaiter* lease_queue_head_ = nullptr;
-  LeaseWaiter* lease_queue_tail_ = nullptr;
+  // Sessions with a claimable region; workers sleep on it.
+  ReadyQueue ready_;
+  // Pending submissions of every session: workers leave at shutdown once it is 0.
+  std::atomic<std::size_t> pending_total_{0};
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> shut_down_{false};  // shutdown() ran
   // Waiters dequeued and not yet told; cancel_lease_wait() waits for 0.
   std::atomic<std::uint32_t> leases_telling_{0};
-  bool shutdown_ = false;
-  // Bumped on every region or submission end; inline-mode helpers sleep on it.
+  // Bumped on every region or submission end; inline-mode helpers sleep on it and
+  // polling waiters watch it.
   std::atomic<std::uint32_t> progress_{0};
   std::atomic<std::uint32_t> progress_waiters_{0};
+  // Every live session, for the watchdog and device loss (never the hot path).
+  std::mutex sessions_mu_;
+  SessionSchedule* sessions_head_ = nullptr;
   // Graphs whose completion became uncertain: kept, with everything they retain,
   // until the scheduler is destroyed (engine item 10).
+  std::mutex quarantine_mu_;
   std::vector<Ref<PreparedGraph>> quarantine_;
   std::vector<std::thread> workers_;
   // Regions picked whose end_region() has not returned yet; shutdown waits for zero
   // so that no device thread touches the scheduler after it is gone.
   std::atomic<std::uint32_t> inflight_{0};
   std::atomic<bool> draining_{false};
+  std::mutex watchdog_mu_;
   std::condition_variable watchdog_cv_;
-  bool watchdog_stop_ = false;
+  bool watchdog_stop_ = false;  // watchdog_mu_
   std::thread watchdog_;
 };
 

@@ -1,6 +1,7 @@
 // Submit: the checks of seed 2.15 in their order, then reset of a free slot and
-// whole-graph ordering against earlier pending submissions. No allocation, no
-// inference: the summaries compared here were built at prepare.
+// whole-graph ordering against the session's earlier pending submissions, all under
+// the session's own lock. No allocation, no inference: the summaries compared here
+// were built at prepare.
 #include <string>
 
 #include "daemon/engine/scheduler.h"
@@ -17,47 +18,59 @@ std::string use_name(const AllocationUse& use) {
 
 }  // namespace
 
+// Both graphs belong to one session: sessions never share allocations, so a session's
+// submissions are ordered only against its own.
 bool Scheduler::conflicts(const PreparedGraph& a, const PreparedGraph& b) noexcept {
   if (&a == &b) return a.self_conflicting();
-  if (&a.session() != &b.session()) return false;  // sessions never share allocations
   return a.summary().conflicts(b.summary());
 }
 
 Result<Submission*> Scheduler::submit(PreparedGraph& graph, std::span<Submission* const> producers) {
   Submission* slot = nullptr;
-  std::unique_lock lock(mu_);
-  ACCORD_RETURN_IF_ERROR(admit_locked(graph, producers, slot));
+  SessionSchedule& q = graph.session().schedule;
+  std::unique_lock lock(q.mu);
+  ACCORD_RETURN_IF_ERROR(admit_locked(q, graph, producers, slot));
   if (slot->failed) {
     // A producer had failed already: the submission ends at once. The caller's
     // observer keeps the slot readable.
     Deferred deferred;
-    settle(lock, deferred);
+    settle(q, lock, deferred);
     return slot;
   }
-  const bool runnable = !inline_mode_ && slot->occupied && slot->blockers == 0 && slot->producers_pending == 0;
+  const bool runnable = slot->blockers == 0 && slot->producers_pending == 0;
   // Ready regions on devices that launch asynchronously (a GPU) are launched here: a
   // launch takes microseconds and never waits for the device, and it spares the
   // wake-up of a worker (5-15 us of someone's CPU, and on a busy machine a preempted
   // thread) for work this thread can hand to the device at once. The caller's observer
   // keeps the slot alive across execute().
   bool host_ready = false;
-  if (runnable) {
-    while (RegionRun* run = pick_locked(slot, /*launch_only=*/true, &host_ready)) {
+  if (runnable && !inline_mode_) {
+    while (RegionRun* run = pick_locked(q, slot, /*launch_only=*/true, &host_ready)) {
       lock.unlock();
       execute(*run);
       lock.lock();
     }
   }
-  const bool wake = runnable && host_ready && idle_workers_ > 0;
-  lock.unlock();
-  if (wake) work_cv_.notify_one();
+  // A ready host region goes on the ready queue for a worker (the waiter, who looks at
+  // its own submission first, may take it before). Inline mode has no queue: waiting
+  // threads run their own session's regions.
+  if (runnable && host_ready && !q.queued) enqueue_locked(q);
   return slot;
 }
 
-Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const> producers,
+Status Scheduler::admit_locked(SessionSchedule& q, PreparedGraph& graph, std::span<Submission* const> producers,
                                Submission*& out_slot) {
   Session& session = graph.session();
-  if (shutdown_) return busy_error("the engine is shutting down");
+  // Counted before shutdown_ is read (both sequentially consistent), so a worker that
+  // leaves at shutdown either sees this submission pending or this sees shutdown_.
+  count_pending(true);
+  struct Uncount {
+    Scheduler* scheduler;
+    ~Uncount() {
+      if (scheduler) scheduler->count_pending(false);
+    }
+  } uncount{this};
+  if (shutdown_.load()) return busy_error("the engine is shutting down");
   // 1. Lost devices, poison and quarantine.
   ACCORD_RETURN_IF_ERROR(graph.check_devices(devices_));
   if (graph.quarantined()) return device_lost_error("graph quarantined after native failure");
@@ -76,7 +89,7 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
       return invalid_error("producer " + std::to_string(i) + " was never submitted");
   }
   // 3. Capacity.
-  if (session.occupancy >= session.limits().max_submissions)
+  if (q.occupancy >= session.limits().max_submissions)
     return busy_error("runtime submission capacity exhausted (" +
                       std::to_string(session.limits().max_submissions) + " pending)");
   // 4. Live host leases.
@@ -130,20 +143,20 @@ Status Scheduler::admit_locked(PreparedGraph& graph, std::span<Submission* const
       s.outcome = execution_error("producer submission failed: " + p->outcome.to_string());
     }
   }
-  for (Submission* p = pending_head_; p != nullptr; p = p->next)
+  for (Submission* p = q.pending_head; p != nullptr; p = p->next)
     if (conflicts(p->graph(), graph)) ++s.blockers;
   for (const AllocationUse& use : graph.uses()) {
     Allocation::HostState& h = use.allocation->host_state();
     if (use.writes) ++h.pending_writers;
     else ++h.pending_readers;
   }
-  ++session.occupancy;
-  s.prev = pending_tail_;
+  ++q.occupancy;
+  s.prev = q.pending_tail;
   s.next = nullptr;
-  if (pending_tail_) pending_tail_->next = &s;
-  else pending_head_ = &s;
-  pending_tail_ = &s;
-  ++pending_count_;
+  if (q.pending_tail) q.pending_tail->next = &s;
+  else q.pending_head = &s;
+  q.pending_tail = &s;
+  uncount.scheduler = nullptr;  // pending now: finish_locked uncounts it
 
   graph.retain();        // the pending job owns its graph (engine item 9)
   s.retain_observer();   // the caller's Completion

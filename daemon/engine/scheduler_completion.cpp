@@ -12,18 +12,19 @@ namespace accord::engine {
 void Scheduler::end_region(RegionRun& run, Status status, bool launched) noexcept {
   const Clock::time_point end = Clock::now();
   Deferred deferred;
-  bool wake_one = false;
-  bool wake_all = false;
   {
-    std::unique_lock lock(mu_);
-    // The watchdog failed this region already and counted it out; the graph is
-    // quarantined, so its slot was never reused and this late report can be dropped.
-    if (run.abandoned) return;
+    // The pending submission (or, once abandoned, the quarantine) keeps the graph and
+    // with it the session alive up to here.
     Submission& s = *run.submission;
     PreparedGraph& graph = s.graph();
     Session& session = graph.session();
+    SessionSchedule& q = session.schedule;
+    std::unique_lock lock(q.mu);
+    // The watchdog failed this region already and counted it out; the graph is
+    // quarantined, so its slot was never reused and this late report can be dropped.
+    if (run.abandoned) return;
     const PreparedRegion& region = graph.regions()[run.region];
-    session.lane_busy[region.lane_slot] = 0;
+    q.lane_busy[region.lane_slot] = 0;
     run.state = RegionState::Done;
     // A region failed before launch never reaches launch_returned().
     if (!launched && region.native_waits) --s.launching;
@@ -46,17 +47,14 @@ void Scheduler::end_region(RegionRun& run, Status status, bool launched) noexcep
       fail_locked(s, run.region, std::move(status));
     }
     session.trace.record(run.started, end, devices_.at(region.device).info().id(), region.lane, ok ? region.copy_bytes : 0, !ok && !cancelled);
-    const bool more_work = pending_count_ > 1 || graph.parallel() || s.remaining > 0;
     if (s.launching == 0 && can_finish(s)) {
-      settle(lock, deferred);  // may destroy s and graph: no access below
-      lock.lock();
+      settle(q, lock, deferred);  // may destroy s, graph and session: no access below
+    } else {
+      // The freed lane or a finished predecessor may let another region run.
+      offer_locked(q);
     }
-    notify_progress_locked();
-    wake_all = shutdown_ && pending_head_ == nullptr;
-    wake_one = idle_workers_ > 0 && pending_head_ != nullptr && more_work;
   }
-  if (wake_all) work_cv_.notify_all();
-  else if (wake_one) work_cv_.notify_one();
+  notify_progress();
   // Last: once the count reaches zero, shutdown may destroy the scheduler.
   const bool draining = draining_.load();
   if (inflight_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining) futex_wake_all(inflight_);
@@ -81,11 +79,12 @@ void Scheduler::fail_locked(Submission& s, std::uint32_t region, Status status) 
   graph.quarantine();
   for (const AllocationUse& use : graph.uses())
     use.allocation->poison("a graph using this allocation failed: " + source);
+  std::lock_guard lock(quarantine_mu_);
   quarantine_.push_back(Ref<PreparedGraph>::retain(&graph));
 }
 
 bool Scheduler::add_listener(Submission& s, TerminalListener& listener) noexcept {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(s.graph().session().schedule.mu);
   if (s.terminal()) return false;
   listener.next_listener = s.listeners;
   s.listeners = &listener;
@@ -94,7 +93,7 @@ bool Scheduler::add_listener(Submission& s, TerminalListener& listener) noexcept
 
 bool Scheduler::remove_listener(Submission& s, TerminalListener& listener) noexcept {
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(s.graph().session().schedule.mu);
     for (TerminalListener** link = &s.listeners; *link != nullptr; link = &(*link)->next_listener) {
       if (*link == &listener) {
         *link = listener.next_listener;
@@ -114,15 +113,15 @@ bool Scheduler::can_finish(const Submission& s) const noexcept {
   return s.occupied && s.running == 0 && (s.remaining == 0 || s.cancel_requested || s.failed);
 }
 
-bool Scheduler::sweep_locked(Deferred& deferred) noexcept {
+bool Scheduler::sweep_locked(SessionSchedule& q, Deferred& deferred) noexcept {
   // Finishing one submission can fail its consumers (a failed producer) or let a
   // cancelled one end; repeat until nothing more can finish.
   for (bool progressed = true; progressed;) {
     progressed = false;
-    for (Submission* s = pending_head_; s != nullptr; s = s->next) {
+    for (Submission* s = q.pending_head; s != nullptr; s = s->next) {
       if (s->launching == 0 && can_finish(*s)) {
         if (deferred.full()) return true;
-        finish_locked(*s, deferred);
+        finish_locked(q, *s, deferred);
         progressed = true;
         break;
       }
@@ -131,9 +130,13 @@ bool Scheduler::sweep_locked(Deferred& deferred) noexcept {
   return false;
 }
 
-void Scheduler::settle(std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept {
+void Scheduler::settle(SessionSchedule& q, std::unique_lock<std::mutex>& lock, Deferred& deferred) noexcept {
   for (;;) {
-    const bool more = sweep_locked(deferred);
+    const bool more = sweep_locked(q, deferred);
+    // Ended submissions may have unblocked later ones; offered before the flush, which
+    // may release the session's last reference. With `more`, unfinished submissions
+    // still retain it, so relocking is safe.
+    offer_locked(q);
     lock.unlock();
     flush(deferred);
     if (!more) return;
@@ -162,15 +165,14 @@ void Scheduler::flush(Deferred& deferred) noexcept {
   deferred.count = 0;
 }
 
-void Scheduler::finish_locked(Submission& s, Deferred& deferred) noexcept {
+void Scheduler::finish_locked(SessionSchedule& q, Submission& s, Deferred& deferred) noexcept {
   PreparedGraph& graph = s.graph();
   Session& session = graph.session();
   // Unlink; release later submissions that were ordered behind this one.
   if (s.prev) s.prev->next = s.next;
-  else pending_head_ = s.next;
+  else q.pending_head = s.next;
   if (s.next) s.next->prev = s.prev;
-  else pending_tail_ = s.prev;
-  --pending_count_;
+  else q.pending_tail = s.prev;
   for (Submission* t = s.next; t != nullptr; t = t->next)
     if (conflicts(graph, t->graph())) --t->blockers;
   s.prev = s.next = nullptr;
@@ -179,13 +181,14 @@ void Scheduler::finish_locked(Submission& s, Deferred& deferred) noexcept {
     if (use.writes) --h.pending_writers;
     else --h.pending_readers;
   }
-  --session.occupancy;
+  --q.occupancy;
+  count_pending(false);
 
   if (!s.failed && s.cancel_requested) s.outcome = cancelled_error();
   s.finished = Clock::now();
   s.occupied = false;
-  // Consumers waiting on this producer.
-  for (Submission* t = pending_head_; t != nullptr; t = t->next) {
+  // Consumers waiting on this producer (producers are of the same session).
+  for (Submission* t = q.pending_head; t != nullptr; t = t->next) {
     for (std::uint32_t i = 0; i < t->producer_count; ++i) {
       if (t->producers[i] != &s) continue;
       --t->producers_pending;
@@ -206,8 +209,8 @@ void Scheduler::finish_locked(Submission& s, Deferred& deferred) noexcept {
   deferred.ended[deferred.count] = &s;
   deferred.listeners[deferred.count] = std::exchange(s.listeners, nullptr);
   ++deferred.count;
-  if (lease_waiters_ > 0) host_cv_.notify_all();
-  if (lease_queue_head_ != nullptr) settle_lease_waiters_locked(deferred.leases);
+  if (q.lease_sleepers > 0) q.host_cv.notify_all();
+  if (q.lease_queue_head != nullptr) settle_lease_waiters_locked(q, deferred.leases);
 }
 
 }  // namespace accord::engine

@@ -1,10 +1,12 @@
 // Host leases against device work (engine item 8, seed 3.6): conflicting live leases
 // are Busy at once; conflicting pending device work is waited for, or Busy for try_.
-// A lease is registered under the scheduler lock, so no submission can slip in.
-// Two ways to wait, one rule (grant_lease_locked): a thread sleeps on host_cv_ (the
-// embedded runtime, gRPC's blocking pool), or a LeaseWaiter is queued and told when a
-// submission's end or a device loss settles it (accordd's ring, whose poller threads
-// serve every session and must never sleep on one lease).
+// A lease is registered under its allocation's session lock, the lock submits of that
+// session take, so no submission can slip in (only that session's submissions can use
+// the allocation). Two ways to wait, one rule (grant_lease_locked): a thread sleeps on
+// the session's host_cv (the embedded runtime, gRPC's blocking pool), or a LeaseWaiter
+// is queued on the session and told when a submission's end or a device loss settles
+// it (accordd's ring, whose poller threads serve every session and must never sleep on
+// one lease).
 #include <string>
 #include <thread>
 #include <utility>
@@ -45,7 +47,8 @@ Status Scheduler::grant_lease_locked(Allocation& allocation, LeaseMode mode, boo
 
 Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool block) {
   if (!allocation.placement().host_mapped()) return not_host_mapped(allocation);
-  std::unique_lock lock(mu_);
+  SessionSchedule& q = allocation.session().schedule;
+  std::unique_lock lock(q.mu);
   for (;;) {
     bool must_wait = false;
     ACCORD_RETURN_IF_ERROR(grant_lease_locked(allocation, mode, must_wait));
@@ -53,39 +56,45 @@ Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool blo
     if (!block)
       return busy_error("allocation " + std::to_string(allocation.id()) + " is in device use");
     if (inline_mode_) {
-      help_once(lock);
+      lock.unlock();
+      help_once(q);
+      lock.lock();
     } else {
-      ++lease_waiters_;
-      host_cv_.wait(lock);
-      --lease_waiters_;
+      ++q.lease_sleepers;
+      q.host_cv.wait(lock);
+      --q.lease_sleepers;
     }
   }
 }
 
 Result<bool> Scheduler::acquire_lease_or_wait(Allocation& allocation, LeaseMode mode, LeaseWaiter& waiter) {
   if (!allocation.placement().host_mapped()) return not_host_mapped(allocation);
-  const std::lock_guard lock(mu_);
+  SessionSchedule& q = allocation.session().schedule;
+  const std::lock_guard lock(q.mu);
   bool must_wait = false;
   ACCORD_RETURN_IF_ERROR(grant_lease_locked(allocation, mode, must_wait));
   if (!must_wait) return true;
   waiter.waited_allocation = &allocation;
   waiter.waited_mode = mode;
   waiter.next_waiter = nullptr;
-  if (lease_queue_tail_ != nullptr) lease_queue_tail_->next_waiter = &waiter;
-  else lease_queue_head_ = &waiter;
-  lease_queue_tail_ = &waiter;
+  if (q.lease_queue_tail != nullptr) q.lease_queue_tail->next_waiter = &waiter;
+  else q.lease_queue_head = &waiter;
+  q.lease_queue_tail = &waiter;
   return false;
 }
 
 bool Scheduler::cancel_lease_wait(LeaseWaiter& waiter) noexcept {
-  {
-    const std::lock_guard lock(mu_);
+  // A waiter that was queued names its allocation, which its owner keeps alive until
+  // told or cancelled; one never queued has nothing to take out.
+  if (waiter.waited_allocation != nullptr) {
+    SessionSchedule& q = waiter.waited_allocation->session().schedule;
+    const std::lock_guard lock(q.mu);
     LeaseWaiter* previous = nullptr;
-    for (LeaseWaiter* w = lease_queue_head_; w != nullptr; previous = w, w = w->next_waiter) {
+    for (LeaseWaiter* w = q.lease_queue_head; w != nullptr; previous = w, w = w->next_waiter) {
       if (w != &waiter) continue;
       if (previous != nullptr) previous->next_waiter = w->next_waiter;
-      else lease_queue_head_ = w->next_waiter;
-      if (lease_queue_tail_ == w) lease_queue_tail_ = previous;
+      else q.lease_queue_head = w->next_waiter;
+      if (q.lease_queue_tail == w) q.lease_queue_tail = previous;
       w->next_waiter = nullptr;
       return true;
     }
@@ -96,14 +105,14 @@ bool Scheduler::cancel_lease_wait(LeaseWaiter& waiter) noexcept {
   return false;
 }
 
-void Scheduler::settle_lease_waiters_locked(LeaseWaiter*& told) noexcept {
+void Scheduler::settle_lease_waiters_locked(SessionSchedule& q, LeaseWaiter*& told) noexcept {
   // Waiters are few (one per lease a client waits for), so a scan per submission end is
   // cheap; the queue keeps arrival order, so an earlier waiter is granted first, and
   // `told` keeps it too (appended at its end), so they hear in that order.
   LeaseWaiter** told_end = &told;
   while (*told_end != nullptr) told_end = &(*told_end)->next_waiter;
   LeaseWaiter* previous = nullptr;
-  for (LeaseWaiter* w = lease_queue_head_; w != nullptr;) {
+  for (LeaseWaiter* w = q.lease_queue_head; w != nullptr;) {
     LeaseWaiter* next = w->next_waiter;
     bool must_wait = false;
     Status outcome = grant_lease_locked(*w->waited_allocation, w->waited_mode, must_wait);
@@ -113,8 +122,8 @@ void Scheduler::settle_lease_waiters_locked(LeaseWaiter*& told) noexcept {
       continue;
     }
     if (previous != nullptr) previous->next_waiter = next;
-    else lease_queue_head_ = next;
-    if (lease_queue_tail_ == w) lease_queue_tail_ = previous;
+    else q.lease_queue_head = next;
+    if (q.lease_queue_tail == w) q.lease_queue_tail = previous;
     w->waited_outcome = std::move(outcome);
     w->next_waiter = nullptr;
     *told_end = w;
@@ -134,7 +143,7 @@ void Scheduler::tell_lease_waiters(LeaseWaiter* told) noexcept {
 }
 
 void Scheduler::release_lease(Allocation& allocation, LeaseMode mode) noexcept {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(allocation.session().schedule.mu);
   Allocation::HostState& h = allocation.host_state();
   // Host pages are coherent for the host device, so publishing a WriteGuard's bytes
   // needs no cache maintenance here; a device backend with its own caches hooks in here.

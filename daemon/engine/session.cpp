@@ -17,11 +17,18 @@ Status SessionLimits::validate() const {
 }
 
 Session::Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label)
-    : lane_busy(engine.devices().size() * kLaneKindCount, 0),
+    : schedule(*this, engine.devices().size() * kLaneKindCount),
       engine_(engine),
+      scheduler_(engine.scheduler()),
       id_(id),
       limits_(std::move(limits)),
-      label_(std::move(label)) {}
+      label_(std::move(label)) {
+  scheduler_.add_session(schedule);
+}
+
+// Through the scheduler captured at construction, not the engine: a quarantined graph
+// may release the last reference while the engine destroys its scheduler.
+Session::~Session() { scheduler_.remove_session(schedule); }
 
 Result<Ref<Allocation>> Session::allocate(std::size_t bytes, MemoryPlacement placement) {
   if (bytes == 0) return invalid_error("cannot allocate 0 bytes");
@@ -101,31 +108,33 @@ Result<Ref<Kernel>> Session::load_kernel(const devices::CodeImage& image,
 }
 
 Result<Submission*> Session::submit(PreparedGraph& graph, std::span<Submission* const> producers) {
-  return engine_.scheduler().submit(graph, producers);
+  return scheduler_.submit(graph, producers);
 }
 
 Status Session::acquire_lease(Allocation& allocation, LeaseMode mode, bool block) {
-  return engine_.scheduler().acquire_lease(allocation, mode, block);
+  return scheduler_.acquire_lease(allocation, mode, block);
 }
 
 Result<bool> Session::acquire_lease_or_wait(Allocation& allocation, LeaseMode mode, LeaseWaiter& waiter) {
-  return engine_.scheduler().acquire_lease_or_wait(allocation, mode, waiter);
+  return scheduler_.acquire_lease_or_wait(allocation, mode, waiter);
 }
 
-bool Session::cancel_lease_wait(LeaseWaiter& waiter) noexcept { return engine_.scheduler().cancel_lease_wait(waiter); }
+bool Session::cancel_lease_wait(LeaseWaiter& waiter) noexcept { return scheduler_.cancel_lease_wait(waiter); }
 
 void Session::release_lease(Allocation& allocation, LeaseMode mode) noexcept {
-  engine_.scheduler().release_lease(allocation, mode);
+  scheduler_.release_lease(allocation, mode);
 }
 
 Status Session::start_trace(std::size_t capacity) {
-  // Preallocate outside the scheduler lock, then swap in under it.
+  // Under the session's scheduling lock, which the scheduler holds while recording.
   if (capacity == 0) return invalid_error("trace event capacity must be nonzero");
-  return engine_.scheduler().locked([&] { return trace.start(capacity); });
+  std::lock_guard lock(schedule.mu);
+  return trace.start(capacity);
 }
 
 std::optional<ExecutionTrace> Session::finish_trace() {
-  return engine_.scheduler().locked([&] { return trace.finish(); });
+  std::lock_guard lock(schedule.mu);
+  return trace.finish();
 }
 
 }  // namespace accord::engine

@@ -18,6 +18,7 @@
 #include "daemon/devices/device.h"
 #include "daemon/engine/graph_spec.h"
 #include "daemon/engine/ref.h"
+#include "daemon/engine/session_schedule.h"
 #include "daemon/engine/stat_counters.h"
 #include "daemon/engine/trace_buffer.h"
 
@@ -26,6 +27,7 @@ namespace accord::engine {
 class Engine;
 class LeaseWaiter;
 class PreparedGraph;
+class Scheduler;
 class Submission;
 
 inline constexpr int kMaxPriority = 1000;
@@ -48,6 +50,8 @@ struct SessionLimits {
 
 enum class LeaseMode : std::uint8_t { Read, Write };
 
+// Thread-safety: every public member is thread-safe; `schedule` and `trace` are the
+// scheduler's, under schedule.mu.
 class Session final : public RefCounted {
  public:
   Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label);
@@ -91,16 +95,16 @@ class Session final : public RefCounted {
   void release_budget(std::uint64_t bytes) noexcept;
   // Adds `bytes` to the budget in use; Busy (naming `request`) when it would overflow.
   Status charge_budget(std::uint64_t bytes, std::uint64_t request);
-  // Scheduler-lock state.
-  std::size_t occupancy = 0;
-  // One flag per (device, lane): index device * kLaneKindCount + lane. Sized at
-  // construction for every device of the engine, so there is no fixed device cap.
-  std::vector<std::uint8_t> lane_busy;
-  TraceBuffer trace;
+  // The session's scheduling state (engine item 13): its own lock, pending submissions,
+  // lanes (sized at construction for every device of the engine) and lease waiters.
+  SessionSchedule schedule;
+  TraceBuffer trace;  // schedule.mu
 
  private:
-  ~Session() override = default;
+  // Leaves the scheduler's session list.
+  ~Session() override;
   Engine& engine_;
+  Scheduler& scheduler_;
   std::uint64_t id_;
   SessionLimits limits_;
   std::string label_;

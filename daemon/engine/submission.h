@@ -21,14 +21,14 @@ class PreparedGraph;
 class Submission;
 
 // Told once when a submission becomes terminal, on the thread that finished it, after
-// the scheduler lock was released: it must not block (the gRPC service starts a stream
+// the session lock was released: it must not block (the gRPC service starts a stream
 // write here). The listener must hold an observer of the submission until it is told
 // or removed, so the slot is not reused under it. Owned by the caller; see
 // Scheduler::add_listener.
 class TerminalListener {
  public:
   virtual void on_terminal(Submission& submission) noexcept = 0;
-  TerminalListener* next_listener = nullptr;  // scheduler lock, until detached to be told
+  TerminalListener* next_listener = nullptr;  // session lock, until detached to be told
 
  protected:
   ~TerminalListener() = default;
@@ -47,17 +47,17 @@ class RegionRun final : public devices::CompletionSink {
 
   Submission* submission = nullptr;
   std::uint32_t region = 0;
-  RegionState state = RegionState::Pending;  // scheduler lock
-  Clock::time_point started;                 // scheduler lock
+  RegionState state = RegionState::Pending;  // session lock (SessionSchedule::mu)
+  Clock::time_point started;                 // session lock
   // Native waits handed to the device at launch: room for every same-device
   // predecessor, preallocated at prepare so that a launch never allocates.
   std::unique_ptr<devices::RegionWait[]> waits;
   std::uint32_t wait_capacity = 0;
-  std::uint32_t wait_count = 0;  // scheduler lock; filled when the region is picked
-  // Scheduler lock. A region of a natively waiting device is `launched` once its
+  std::uint32_t wait_count = 0;  // session lock; filled when the region is picked
+  // Session lock. A region of a natively waiting device is `launched` once its
   // launch() call returned: only then may a successor wait on it natively.
   bool launched = false;
-  // Scheduler lock. Failed by the watchdog: the device's late report, if it ever
+  // Session lock. Failed by the watchdog: the device's late report, if it ever
   // comes, is ignored (the graph is quarantined, so the slot is never reused).
   bool abandoned = false;
 };
@@ -84,7 +84,7 @@ class Submission final : public detail::CompletionImpl {
   std::uint32_t index() const noexcept { return index_; }
   bool terminal() const noexcept { return signal.load(std::memory_order_acquire) == kTerminal; }
 
-  // --- scheduler state (scheduler lock unless atomic) ---
+  // --- scheduler state (its session's scheduling lock, SessionSchedule::mu, unless atomic) ---
   static constexpr std::uint32_t kIdle = 0, kPending = 1, kTerminal = 2;
   std::atomic<std::uint32_t> signal{kIdle};  // futex word
   std::atomic<std::uint32_t> waiters{0};     // threads asleep on `signal`
@@ -99,7 +99,7 @@ class Submission final : public detail::CompletionImpl {
   // Launches of natively waiting regions still inside Device::launch(): the
   // submission cannot finish (and its slot cannot be reused) until they returned.
   std::uint32_t launching = 0;
-  // 1 while its listeners are detached but not all told (outside the scheduler lock);
+  // 1 while its listeners are detached but not all told (outside the session lock);
   // remove_listener() waits for 0 so a listener is never destroyed while being told.
   std::atomic<std::uint32_t> telling{0};
   bool cancel_requested = false;
@@ -110,7 +110,7 @@ class Submission final : public detail::CompletionImpl {
   std::array<Submission*, kMaxProducers> producers{};
   std::uint32_t producer_count = 0;
   TerminalListener* listeners = nullptr;  // detached at finish, then told outside the lock
-  Submission* prev = nullptr;  // pending list, in submission order
+  Submission* prev = nullptr;  // the session's pending list, in submission order
   Submission* next = nullptr;
 
  private:

@@ -1,5 +1,6 @@
 // The bounded ring behind ExecutionTrace: preallocated when a capture starts, so the
-// completion path records an event without allocating. Guarded by the scheduler lock.
+// completion path records an event without allocating. Guarded by its session's
+// scheduling lock (SessionSchedule::mu).
 #pragma once
 
 #include <chrono>
