@@ -519,13 +519,14 @@ void ExecutorDevice::complete_loop() noexcept {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       continue;
     }
-    // While a helper polls, it reports; this thread looks again after a pause, and takes
-    // over as soon as no helper polled since its last look.
+    // While a helper polls, it reports; this thread sleeps a little (not counted on the
+    // doorbell, so the executor's pushes wake nobody) and takes over as soon as no helper
+    // polled since its last look. Sleeping, not pausing: with many tenants, a resting
+    // thread per GPU executor that spins takes the cores the waiters need (16 tenants
+    // on 16 cores fell to 31,000 graphs/s on the H200).
     if (const std::uint64_t polls = helper_polls_.load(std::memory_order_relaxed); polls != seen_polls) {
       seen_polls = polls;
-#if defined(__x86_64__) || defined(__i386__)
-      for (int i = 0; i < 64; ++i) __builtin_ia32_pause();
-#endif
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;
     }
     collect();
