@@ -17,6 +17,7 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr auto kIdleSleep = std::chrono::milliseconds(20);
 constexpr auto kPollingSleep = std::chrono::microseconds(200);
 constexpr std::size_t kMaxWaits = 4096;
+constexpr std::uint32_t kRingLooks = 4;
 
 }  // namespace
 
@@ -56,6 +57,7 @@ void ExecutorServer::consume() noexcept {
   const bool polls = polls_;
   CommandEntry entry;
   auto last_command = std::chrono::steady_clock::now();
+  std::uint32_t spins = 0;
   while (!stop_.load(std::memory_order_acquire)) {
     const wire::PopResult popped = commands.try_pop(entry);
     if (popped == wire::PopResult::Corrupt) {
@@ -70,8 +72,10 @@ void ExecutorServer::consume() noexcept {
     if (polls && in_flight_.load(std::memory_order_acquire) > 0) {
       // Work in flight on a device that completes by polling: look at it between looks at
       // the ring, tightly for kSpin after the last command, then every kPollingSleep
-      // (the device's own completion thread covers the rest).
-      device_->poll_completions();
+      // (the device's own completion thread covers the rest). The ring is looked at
+      // kRingLooks times as often: a command waiting while this thread sweeps the device
+      // is launch latency, where accordd reads completion words without us.
+      if (++spins % kRingLooks == 0) device_->poll_completions();
       if (std::chrono::steady_clock::now() - last_command < kSpin) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
