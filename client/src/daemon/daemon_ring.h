@@ -103,6 +103,10 @@ class DaemonRing {
   // Waits until `done()` or `timeout`; DeviceLost when accordd went away.
   template <class Done>
   Result<bool> wait_until(Done done, std::chrono::nanoseconds timeout);
+  // Spins until `ready()` for at most `limit`, giving up early when accordd's poller is
+  // not taking this client's entries. Returns ready().
+  template <class Ready>
+  bool spin_until(Ready ready, std::chrono::nanoseconds limit) const;
   bool accordd_gone() const;
   void free_ticket_locked(std::uint32_t index);
   static Status status_of(std::uint32_t code, const std::string& message);
