@@ -14,9 +14,11 @@ namespace accord::detail {
 namespace {
 
 constexpr auto kSlice = std::chrono::milliseconds(50);
-// How long a waiter spins while accordd has not taken what this client pushed: its
-// poller takes an entry within about a microsecond when it runs (spin_until).
-constexpr auto kUntakenSpin = std::chrono::microseconds(4);
+// With no core to spare: the longest spin, and how long it lasts while accordd has not
+// taken what this client pushed (its poller takes an entry within about a microsecond
+// when it runs; when it does not, it is waiting for the core this thread spins on).
+constexpr std::chrono::nanoseconds kBusySpin = std::chrono::microseconds(8);
+constexpr std::chrono::nanoseconds kUntakenSpin = std::chrono::microseconds(2);
 std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
   return (std::uint64_t{generation} << 32) | index;
 }
@@ -246,7 +248,7 @@ bool DaemonRing::accordd_gone() const {
 }
 
 template <class Ready>
-bool DaemonRing::spin_until(Ready ready, std::chrono::nanoseconds limit) const {
+bool DaemonRing::spin_until(Ready ready, std::chrono::nanoseconds limit, bool watch_taken) const {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto requests = ring_.submissions();
@@ -257,7 +259,7 @@ bool DaemonRing::spin_until(Ready ready, std::chrono::nanoseconds limit) const {
     // Entries still in the submission queue this long after the wait began: accordd's
     // poller is not running (asleep, or waiting for a core). Spinning on would only keep
     // it off a core when there is no spare one, so sleep and let it ring.
-    if (spun >= kUntakenSpin && requests.head->value.load(std::memory_order_acquire) !=
+    if (watch_taken && spun >= kUntakenSpin && requests.head->value.load(std::memory_order_acquire) !=
                                     requests.tail->value.load(std::memory_order_relaxed))
       return false;
 #if defined(__x86_64__) || defined(__i386__)
@@ -286,8 +288,14 @@ Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout)
       return done() || queue.tail->value.load(std::memory_order_acquire) != read_to_.load(std::memory_order_acquire);
     };
     // One bounded spin per wait, before the first sleep: after a wake-up the answer is
-    // there or this thread was woken for another one.
-    if (!std::exchange(spun, true) && spin_until(ready, std::min<std::chrono::nanoseconds>(spin_, slice))) continue;
+    // there or this thread was woken for another one. The full spin only while a core is
+    // spare; otherwise a few microseconds, for an answer accordd is about to write.
+    if (!std::exchange(spun, true)) {
+      const bool spare = cores_.spare();
+      const std::chrono::nanoseconds limit = spare ? std::chrono::nanoseconds(spin_) : kBusySpin;
+      if (spin_until(ready, std::min({limit, std::chrono::nanoseconds(spin_), slice}), !spare)) continue;
+    }
+    cores_.refresh();  // here, where the thread is about to sleep anyway
     wire::wait_doorbell(*queue.bell, std::chrono::nanoseconds(0), slice, ready);
     if (!done() && accordd_gone()) return device_lost_error("accordd closed the session while a submission was pending");
   }
