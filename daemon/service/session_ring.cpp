@@ -20,6 +20,9 @@ using wire::SubmitEntry;
 constexpr std::uint32_t kSubmissionQueue = 256;
 constexpr std::uint32_t kMaxProducersPerEntry = 3;
 
+// The ring whose serve() runs on this thread, if any (answer()).
+thread_local const SessionRing* t_serving = nullptr;
+
 std::uint32_t next_power_of_two(std::size_t n) {
   std::uint32_t p = 2;
   while (p < n && p < 65536) p <<= 1;
@@ -129,8 +132,13 @@ void SessionRing::answer(CompletionEntry entry, std::string_view message) noexce
   const std::lock_guard lock(answer_mu_);
   if (!message.empty()) entry.message_bytes = ring.write_message(answers_.next_position(), message);
   // Full only when the client broke the protocol (can_take() kept room): its answer is
-  // lost, which only that client can notice.
-  static_cast<void>(answers_.try_push(entry));
+  // lost, which only that client can notice. Inside serve() the poller rings the client
+  // at the end of its turn (ServedRing::answers_unrung); engine threads ring at once.
+  if (t_serving == this) {
+    if (answers_.try_push_unrung(entry)) answers_unrung = true;
+  } else {
+    static_cast<void>(answers_.try_push(entry));
+  }
 }
 
 void SessionRing::answer_status(const SubmitEntry& entry, const Status& status) noexcept {
@@ -165,6 +173,11 @@ void SessionRing::answered_terminal() noexcept {
 }
 
 void SessionRing::serve(const SubmitEntry& entry) noexcept {
+  // Answers written on this thread until serve() returns are left to the poller to ring.
+  struct Serving {
+    explicit Serving(SessionRing* r) noexcept { t_serving = r; }
+    ~Serving() { t_serving = nullptr; }
+  } serving(this);
   ServiceSession& session = *session_;
   switch (static_cast<RingOp>(entry.opcode)) {
     case RingOp::Submit: submit(entry); return;

@@ -27,6 +27,9 @@
 // for a bounded time; to sleep it reads the sequence, counts itself (an RMW), re-checks
 // the queue, and futex-waits on the sequence it read, so a publish that came in between
 // is never slept through (the Dekker pattern on sleepers / tail, with RMWs for fences).
+// accordd's poller may publish several answers and ring once, at the end of its turn
+// over its rings (RingProducer::try_push_unrung): the pattern needs only that the ring
+// comes after the publish.
 //
 // Features: the client names the ones it understands when it asks for the ring
 // (OpenRingPayload::features, session_messages.h); accordd uses only those, so either

@@ -187,6 +187,14 @@ void RingPoller::run(Thread& self) noexcept {
       self.idle.notify_all();
     }
     if (took) {
+      // Clients woken only now, after the whole turn: a woken client would preempt this
+      // thread in the middle of it (on a busy machine, once per answer), and then wait
+      // for it anyway to write the answers of the rings after its own.
+      for (const auto& ring : served) {
+        if (!ring->answers_unrung) continue;
+        ring->answers_unrung = false;
+        ring_doorbell(*ring->ring.completions().bell);
+      }
       last_entry = Clock::now();
       continue;
     }
