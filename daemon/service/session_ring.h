@@ -2,8 +2,11 @@
 // plane"; proto/wire/ring_layout.h). A poller thread hands it each entry the client
 // wrote; it checks every field, runs the operation against the session's handles and the
 // engine, and answers on the completion queue: once per entry, and for an accepted
-// submission once more when it ends (from the engine's terminal listener). Tickets for
-// those listeners are preallocated, one per submission the session may have pending.
+// submission once more when it ends (from the engine's terminal listener), or once in all
+// when it has ended already and the client asked for that (ring_layout.h, "Features").
+// A graph measured short (RingInlinePolicy) runs on the poller thread right after it is
+// admitted, sparing a worker's wake-up. Tickets for the listeners are preallocated, one
+// per submission the session may have pending.
 // Host leases are served here too, with the gRPC path's rules (ServiceSession); a lease
 // that must wait for device work parks a preallocated lease slot in the engine
 // (engine::LeaseWaiter) and is answered when granted, so neither the poller thread nor
