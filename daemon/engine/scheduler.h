@@ -78,6 +78,13 @@ class Scheduler final : private devices::DeviceLossObserver {
   Scheduler& operator=(const Scheduler&) = delete;
 
   Result<Submission*> submit(PreparedGraph& graph, std::span<Submission* const> producers);
+  // As submit(), then runs on the calling thread every region of the new submission
+  // that is ready now, host regions included, instead of waking a worker for them.
+  // Never waits: regions not ready yet are left to the workers. For a caller that knows
+  // the graph is short and would otherwise wait for a worker's wake-up (accordd's ring
+  // pollers). The caller's observer must be kept until this returns. Listeners may be
+  // told on this thread before it returns. scheduler_run_here.cpp.
+  Result<Submission*> submit_and_run(PreparedGraph& graph, std::span<Submission* const> producers);
   Status wait(Submission& submission);
   Result<bool> wait_for(Submission& submission, std::chrono::nanoseconds timeout);
   void cancel(Submission& submission) noexcept;

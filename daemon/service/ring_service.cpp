@@ -24,13 +24,14 @@ RingService::~RingService() {
   poller_.reset();
 }
 
-Result<RingService::Opened> RingService::open(const std::shared_ptr<ServiceSession>& session) {
+Result<RingService::Opened> RingService::open(const std::shared_ptr<ServiceSession>& session,
+                                              std::uint64_t features) {
   {
     const std::lock_guard lock(mu_);
     if (rings_.count(session->id()) != 0)
       return invalid_error("session " + std::to_string(session->id()) + " has its submission ring already");
   }
-  ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<SessionRing> ring, SessionRing::create(session, scheduler_));
+  ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<SessionRing> ring, SessionRing::create(session, scheduler_, features));
   {
     const std::lock_guard lock(mu_);
     if (!rings_.emplace(session->id(), ring).second)

@@ -30,9 +30,11 @@ class RingService final : private wire::RingHandler {
     int fd = -1;  // the ring's memfd, to send to the client; borrowed: valid until close()
     wire::RingGeometry geometry;
   };
-  // Opens `session`'s ring and starts serving it. Invalid when the session has one
-  // already; Busy when every poller thread is full; the errors of creating the ring.
-  Result<Opened> open(const std::shared_ptr<ServiceSession>& session);
+  // Opens `session`'s ring and starts serving it, with the kRingFeature* bits of
+  // `features` the client asked for (ring_layout.h; unknown bits are ignored). Invalid
+  // when the session has one already; Busy when every poller thread is full; the errors
+  // of creating the ring.
+  Result<Opened> open(const std::shared_ptr<ServiceSession>& session, std::uint64_t features = 0);
   // Stops serving the session's ring and every answer still owed. Nothing when it has none.
   void close(std::uint64_t session_id) noexcept;
 

@@ -292,8 +292,9 @@ bool SessionChannelServer::handle_open_ring(int fd, const wire::ReceivedMessage&
     send_error(fd, id, invalid_error("OpenRing before Hello"));
     return false;
   }
-  if (auto request = message.as<wire::OpenRingPayload>(); !request.ok()) return send_error(fd, id, request.status());
-  auto ring = rings_.open(connection.session);
+  auto request = message.as<wire::OpenRingPayload>();
+  if (!request.ok()) return send_error(fd, id, request.status());
+  auto ring = rings_.open(connection.session, request->features);
   if (!ring.ok()) return send_error(fd, id, ring.status());
   wire::RingFdPayload reply;
   reply.sq_capacity = ring->geometry.sq_capacity;

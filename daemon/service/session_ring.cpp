@@ -20,6 +20,9 @@ using wire::SubmitEntry;
 constexpr std::uint32_t kSubmissionQueue = 256;
 constexpr std::uint32_t kMaxProducersPerEntry = 3;
 
+// The ring whose serve() runs on this thread, if any (answer()).
+thread_local const SessionRing* t_serving = nullptr;
+
 std::uint32_t next_power_of_two(std::size_t n) {
   std::uint32_t p = 2;
   while (p < n && p < 65536) p <<= 1;
@@ -32,9 +35,14 @@ struct SessionRing::Ticket final : engine::TerminalListener {
   SessionRing* ring = nullptr;
   std::uint64_t tag = 0;
   std::uint64_t handle = 0;
+  std::uint64_t graph = 0;                   // the graph's handle, for the inline policy
   engine::Submission* submission = nullptr;  // one observer of it, held until told or closed
 
-  void on_terminal(engine::Submission& s) noexcept override {
+  void on_terminal(engine::Submission& s) noexcept override { tell(s, 1); }
+
+  // Answers the end of `s` with `terminal` 1, or 2 when no acceptance was sent for it
+  // (kRingFeatureCombinedAnswers: the poller found it ended already).
+  void tell(engine::Submission& s, std::uint32_t terminal) noexcept {
     SessionRing& r = *ring;
     engine::Submission* observer = nullptr;
     {
@@ -48,7 +56,7 @@ struct SessionRing::Ticket final : engine::TerminalListener {
     CompletionEntry done;
     done.tag = tag;
     done.opcode = static_cast<std::uint32_t>(RingOp::Submit);
-    done.terminal = 1;
+    done.terminal = terminal;
     done.handle = handle;
     const std::optional<Status> result = s.result();
     const Status outcome = result.value_or(internal_error("told of a submission that is not terminal"));
@@ -56,6 +64,7 @@ struct SessionRing::Ticket final : engine::TerminalListener {
     if (auto profile = s.profile()) {
       done.elapsed_us = profile->elapsed_us;
       done.queue_us = profile->queue_us.value_or(-1.0);
+      r.inline_policy_.ran(graph, *profile);
     }
     // Let go of the submission slot and of the ticket before the client hears the outcome:
     // a client that drops its completion and submits again at once must find both free.
@@ -68,7 +77,7 @@ struct SessionRing::Ticket final : engine::TerminalListener {
 };
 
 Result<std::shared_ptr<SessionRing>> SessionRing::create(std::shared_ptr<ServiceSession> session,
-                                                         engine::Scheduler& scheduler) {
+                                                         engine::Scheduler& scheduler, std::uint64_t features) {
   const std::size_t pending = session->engine_session().limits().max_submissions;
   // Leases waiting at once: as many as submissions pending, which is more than a client
   // with a thread per waiting lease uses; beyond that a waiting lease is Busy.
@@ -78,14 +87,17 @@ Result<std::shared_ptr<SessionRing>> SessionRing::create(std::shared_ptr<Service
   const std::uint32_t answers = next_power_of_two(2 * (kSubmissionQueue + pending + lease_slots));
   ACCORD_ASSIGN_OR_RETURN(wire::SubmissionRing ring, wire::SubmissionRing::create({kSubmissionQueue, answers}));
   return std::shared_ptr<SessionRing>(
-      new SessionRing(std::move(ring), std::move(session), scheduler, pending, lease_slots));
+      new SessionRing(std::move(ring), std::move(session), scheduler, pending, lease_slots, features));
 }
 
 SessionRing::SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSession> session,
-                         engine::Scheduler& scheduler, std::size_t tickets, std::size_t lease_slots)
+                         engine::Scheduler& scheduler, std::size_t tickets, std::size_t lease_slots,
+                         std::uint64_t features)
     : wire::ServedRing(std::move(mapped)),
       session_(std::move(session)),
       scheduler_(scheduler),
+      combined_answers_((features & wire::kRingFeatureCombinedAnswers) != 0),
+      quiet_acks_((features & wire::kRingFeatureQuietAcks) != 0),
       answers_(this->ring.completions()) {
   owner = session_->id();
   tickets_.reserve(tickets);
@@ -120,8 +132,13 @@ void SessionRing::answer(CompletionEntry entry, std::string_view message) noexce
   const std::lock_guard lock(answer_mu_);
   if (!message.empty()) entry.message_bytes = ring.write_message(answers_.next_position(), message);
   // Full only when the client broke the protocol (can_take() kept room): its answer is
-  // lost, which only that client can notice.
-  static_cast<void>(answers_.try_push(entry));
+  // lost, which only that client can notice. Inside serve() the poller rings the client
+  // at the end of its turn (ServedRing::answers_unrung); engine threads ring at once.
+  if (t_serving == this) {
+    if (answers_.try_push_unrung(entry)) answers_unrung = true;
+  } else {
+    static_cast<void>(answers_.try_push(entry));
+  }
 }
 
 void SessionRing::answer_status(const SubmitEntry& entry, const Status& status) noexcept {
@@ -156,14 +173,21 @@ void SessionRing::answered_terminal() noexcept {
 }
 
 void SessionRing::serve(const SubmitEntry& entry) noexcept {
+  // Answers written on this thread until serve() returns are left to the poller to ring.
+  struct Serving {
+    explicit Serving(SessionRing* r) noexcept { t_serving = r; }
+    ~Serving() { t_serving = nullptr; }
+  } serving(this);
   ServiceSession& session = *session_;
   switch (static_cast<RingOp>(entry.opcode)) {
     case RingOp::Submit: submit(entry); return;
     case RingOp::ReleaseCompletion:
-      answer_status(entry, session.remove_completion(entry.handle)
-                                ? Status()
-                                : invalid_error("unknown completion handle " + std::to_string(entry.handle) +
-                                                " in this session"));
+      if (session.remove_completion(entry.handle)) {
+        if (!quiet_acks_) answer_status(entry, Status());
+      } else {
+        answer_status(entry, invalid_error("unknown completion handle " + std::to_string(entry.handle) +
+                                           " in this session"));
+      }
       return;
     case RingOp::Cancel: {
       engine::Submission* s = session.retain_completion(entry.handle);
@@ -174,7 +198,7 @@ void SessionRing::serve(const SubmitEntry& entry) noexcept {
       }
       s->cancel();
       s->release_observer();
-      answer_status(entry, Status());
+      if (!quiet_acks_) answer_status(entry, Status());
       return;
     }
     case RingOp::AcquireLease: acquire_lease(entry); return;
@@ -217,7 +241,10 @@ void SessionRing::submit(const SubmitEntry& entry) noexcept {
       status = reserved.status();
     } else {
       handle = reserved.value();
-      auto slot = session.engine_session().submit(*graph, std::span(producers.data(), count));
+      // A graph seen to be short runs on this poller thread at once: no worker wake-up.
+      const std::span<engine::Submission* const> after(producers.data(), count);
+      auto slot = inline_policy_.run_here(entry.handle) ? scheduler_.submit_and_run(*graph, after)
+                                                        : session.engine_session().submit(*graph, after);
       if (!slot.ok()) {
         session.cancel_reservation(handle);
         status = std::move(slot).status().annotate("graph handle " + std::to_string(entry.handle));
@@ -242,7 +269,15 @@ void SessionRing::submit(const SubmitEntry& entry) noexcept {
     const std::lock_guard lock(ticket_mu_);
     ticket->tag = entry.tag;
     ticket->handle = handle;
+    ticket->graph = entry.handle;
     ticket->submission = accepted;
+  }
+  // Ended already (it ran on this thread, or a producer had failed): one answer says
+  // both, so a client that waits needs no second answer. No listener was registered, so
+  // nobody else tells the ticket.
+  if (combined_answers_ && accepted->terminal()) {
+    ticket->tell(*accepted, 2);
+    return;
   }
   CompletionEntry ok;
   ok.tag = entry.tag;

@@ -2,8 +2,11 @@
 // plane"; proto/wire/ring_layout.h). A poller thread hands it each entry the client
 // wrote; it checks every field, runs the operation against the session's handles and the
 // engine, and answers on the completion queue: once per entry, and for an accepted
-// submission once more when it ends (from the engine's terminal listener). Tickets for
-// those listeners are preallocated, one per submission the session may have pending.
+// submission once more when it ends (from the engine's terminal listener), or once in all
+// when it has ended already and the client asked for that (ring_layout.h, "Features").
+// A graph measured short (RingInlinePolicy) runs on the poller thread right after it is
+// admitted, sparing a worker's wake-up. Tickets for the listeners are preallocated, one
+// per submission the session may have pending.
 // Host leases are served here too, with the gRPC path's rules (ServiceSession); a lease
 // that must wait for device work parks a preallocated lease slot in the engine
 // (engine::LeaseWaiter) and is answered when granted, so neither the poller thread nor
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "daemon/engine/engine.h"
+#include "daemon/service/ring_inline_policy.h"
 #include "daemon/service/service_session.h"
 #include "proto/wire/ring_poller.h"
 
@@ -29,9 +33,10 @@ namespace accord::service {
 
 class SessionRing final : public wire::ServedRing {
  public:
-  // A ring for `session` sized for its limits. Errors: those of SubmissionRing::create.
+  // A ring for `session` sized for its limits, answering with the kRingFeature* bits of
+  // `features` (ring_layout.h). Errors: those of SubmissionRing::create.
   static Result<std::shared_ptr<SessionRing>> create(std::shared_ptr<ServiceSession> session,
-                                                     engine::Scheduler& scheduler);
+                                                     engine::Scheduler& scheduler, std::uint64_t features = 0);
   ~SessionRing();
 
   // Room on the completion queue for one answer and for every terminal answer owed.
@@ -54,7 +59,7 @@ class SessionRing final : public wire::ServedRing {
 
  private:
   SessionRing(wire::SubmissionRing mapped, std::shared_ptr<ServiceSession> session, engine::Scheduler& scheduler,
-              std::size_t tickets, std::size_t lease_slots);
+              std::size_t tickets, std::size_t lease_slots, std::uint64_t features);
   void submit(const wire::SubmitEntry& entry) noexcept;
   // session_ring_leases.cpp
   void acquire_lease(const wire::SubmitEntry& entry) noexcept;
@@ -74,6 +79,8 @@ class SessionRing final : public wire::ServedRing {
 
   std::shared_ptr<ServiceSession> session_;
   engine::Scheduler& scheduler_;
+  const bool combined_answers_;  // wire::kRingFeatureCombinedAnswers
+  const bool quiet_acks_;        // wire::kRingFeatureQuietAcks
   std::mutex answer_mu_;  // the completion queue has one producer at a time
   wire::RingProducer<wire::CompletionEntry> answers_;
   std::mutex ticket_mu_;
@@ -85,6 +92,7 @@ class SessionRing final : public wire::ServedRing {
   std::uint32_t telling_ = 0;                    // on_terminal calls writing an answer now (ticket_mu_)
   std::condition_variable told_;                 // telling_ fell
   bool closed_ = false;                          // ticket_mu_
+  RingInlinePolicy inline_policy_;               // thread-safe
 };
 
 }  // namespace accord::service

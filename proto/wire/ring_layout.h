@@ -27,6 +27,18 @@
 // for a bounded time; to sleep it reads the sequence, counts itself (an RMW), re-checks
 // the queue, and futex-waits on the sequence it read, so a publish that came in between
 // is never slept through (the Dekker pattern on sleepers / tail, with RMWs for fences).
+// accordd's poller may publish several answers and ring once, at the end of its turn
+// over its rings (RingProducer::try_push_unrung): the pattern needs only that the ring
+// comes after the publish.
+//
+// Features: the client names the ones it understands when it asks for the ring
+// (OpenRingPayload::features, session_messages.h); accordd uses only those, so either
+// side may be older. kRingFeatureCombinedAnswers: a submission that has already ended
+// when accordd accepts it (it ran on the poller thread, or a producer had failed) is
+// answered once, with `terminal` = 2, instead of an acceptance and a terminal answer;
+// the client then needs no second answer (no second wake-up when it sleeps).
+// kRingFeatureQuietAcks: a ReleaseCompletion or Cancel that succeeds is not answered
+// (nothing waits for it; a failed one still is), so the client is not woken for it.
 //
 // Backpressure: accordd takes a submission only while the completion queue has room for
 // its answer and for every terminal completion it owes, so it never has to drop one. A
@@ -48,7 +60,12 @@ namespace accord::wire {
 
 inline constexpr std::uint32_t kRingMagic = 0x47524341;  // "ACRG" little-endian
 inline constexpr std::uint16_t kRingVersionMajor = 1;
-inline constexpr std::uint16_t kRingVersionMinor = 1;  // 1: leases served (kLeaseWrite, kLeaseWait)
+// 1: leases served (kLeaseWrite, kLeaseWait). 2: the features below are served.
+inline constexpr std::uint16_t kRingVersionMinor = 2;
+
+// OpenRingPayload::features bits (see "Features" above). Other bits are ignored.
+inline constexpr std::uint64_t kRingFeatureCombinedAnswers = 1;
+inline constexpr std::uint64_t kRingFeatureQuietAcks = 2;
 
 // What a submission-queue entry asks for.
 enum class RingOp : std::uint32_t {
@@ -80,13 +97,17 @@ static_assert(sizeof(SubmitEntry) == 64);
 
 // accordd -> client. 64 bytes. One per SubmitEntry, and for a Submit a second one when
 // the submission reaches its terminal state (`terminal` = 1). An AcquireLease that waits
-// (kLeaseWait) is answered once, when the lease is granted or refused.
+// (kLeaseWait) is answered once, when the lease is granted or refused. With the
+// features above: one answer for a Submit that had ended already (`terminal` = 2), and
+// none for a successful ReleaseCompletion or Cancel.
 struct CompletionEntry {
   std::uint64_t tag = 0;      // the SubmitEntry's tag
   std::uint32_t opcode = 0;   // the SubmitEntry's opcode
   std::uint32_t status = 0;   // 0 OK, else 1 + ErrorKind (accord/status.h)
   std::uint32_t message_bytes = 0;  // > 0: the error text is in the RingMessage at this entry's position
-  std::uint32_t terminal = 0;       // Submit: 0 accepted (or refused), 1 finished
+  // Submit: 0 accepted (or refused), 1 finished, 2 accepted and finished at once
+  // (kRingFeatureCombinedAnswers: `status` is the outcome, `handle` the acceptance's).
+  std::uint32_t terminal = 0;
   // AcquireLease: the lease, for ReleaseLease: (buffer << 1) | write, so every read lease
   // of a buffer shares one and each ReleaseLease ends one. Submit: accordd's submission id.
   std::uint64_t handle = 0;

@@ -28,6 +28,10 @@ struct ServedRing {
   SubmissionRing ring;
   RingConsumer<SubmitEntry> requests;  // touched only by the serving thread
   std::uint64_t owner = 0;             // the handler's name for it (a session id)
+  // Set by the handler in on_entry when it published answers without ringing the
+  // client (RingProducer::try_push_unrung); the poller rings the completion doorbell
+  // once at the end of its turn over every ring. Touched only by the serving thread.
+  bool answers_unrung = false;
 };
 
 class RingHandler {
@@ -40,6 +44,7 @@ class RingHandler {
   }
   // One entry taken from `ring` (a copy: validate every field). Runs on a poller thread;
   // must not block on other work (a lease that has to wait is parked, not waited for).
+  // Answers may be left unrung (ServedRing::answers_unrung).
   virtual void on_entry(ServedRing& ring, const SubmitEntry& entry) noexcept = 0;
   // The ring's producer index is impossible: the ring is no longer served (remove() is
   // still the owner's to call). Runs on a poller thread, once.

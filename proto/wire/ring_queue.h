@@ -57,11 +57,18 @@ class RingProducer {
   // Publishes `entry` and rings the consumer's doorbell. Returns false, writing nothing,
   // when full().
   bool try_push(const Entry& entry) noexcept {
+    if (!try_push_unrung(entry)) return false;
+    ring_doorbell(*view_.bell);
+    return true;
+  }
+  // As try_push, without ringing: the caller rings the doorbell (ring_doorbell) later,
+  // once for several entries. A consumer that spins sees the entry at once; one that
+  // sleeps wakes only at that ring, which must come (ring_layout.h, "Doorbells").
+  bool try_push_unrung(const Entry& entry) noexcept {
     if (full()) return false;
     view_.entries[tail_ & (view_.capacity - 1)] = entry;
     ++tail_;
     view_.tail->value.store(tail_, std::memory_order_release);
-    ring_doorbell(*view_.bell);
     return true;
   }
 

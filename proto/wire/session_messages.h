@@ -88,7 +88,9 @@ struct CodeImageUploadedPayload {
 };
 
 struct OpenRingPayload {
-  std::uint64_t reserved = 0;  // 0
+  // kRingFeature* bits (ring_layout.h) the client understands; 0 for the ring as
+  // version 1.1 served it. Was a reserved 0, so an older accordd ignores it.
+  std::uint64_t features = 0;
 };
 
 struct RingFdPayload {

@@ -107,9 +107,9 @@ RawSession FuzzDaemon::open_session() const {
   return session;
 }
 
-std::unique_ptr<ClientRing> FuzzDaemon::open_ring(const RawSession& session) const {
+std::unique_ptr<ClientRing> FuzzDaemon::open_ring(const RawSession& session, std::uint64_t features) const {
   const Status sent =
-      wire::send_payload(session.channel.get(), wire::MessageType::OpenRing, 2, wire::OpenRingPayload{});
+      wire::send_payload(session.channel.get(), wire::MessageType::OpenRing, 2, wire::OpenRingPayload{features});
   ACCORD_FUZZ_CHECK(sent.ok(), "OpenRing: " + sent.to_string());
   wire::ReceivedMessage message = read_message(session.channel.get(), "RingFd");
   ACCORD_FUZZ_CHECK(message.type() == wire::MessageType::RingFd && message.fd.valid(),

@@ -71,8 +71,9 @@ class FuzzDaemon {
   UniqueFd connect_channel() const;
   // Connects and says Hello; aborts unless Welcome comes back.
   RawSession open_session() const;
-  // OpenRing on `session`'s channel and attaches to the memfd that comes back.
-  std::unique_ptr<ClientRing> open_ring(const RawSession& session) const;
+  // OpenRing on `session`'s channel, asking for the kRingFeature* bits of `features`,
+  // and attaches to the memfd that comes back.
+  std::unique_ptr<ClientRing> open_ring(const RawSession& session, std::uint64_t features = 0) const;
   // Over gRPC: a 4 KiB buffer and a prepared graph that fills it with `value`. Returns the
   // graph handle; `out_buffer` gets the buffer's.
   std::uint64_t prepare_fill_graph(const RawSession& session, std::uint32_t value,

@@ -2,7 +2,8 @@
 // run against a fresh session that has a prepared graph: raw 64-byte entries and
 // entries built from the session's real handles pushed and published, arbitrary bytes
 // written anywhere in the ring's memfd (header, indices, doorbells, entries), answers
-// read or left to pile up, and the session channel closed while entries are pending.
+// read or left to pile up, and the session channel closed while entries are pending;
+// with and without the ring's optional answers (ring_layout.h, "Features").
 // Afterwards accordd must have closed the session, released its descriptors, and the
 // witness session must still submit and complete its graph on its own ring.
 #include <sys/mman.h>
@@ -45,8 +46,8 @@ struct Victim {
 void read_answers(Victim& v) {
   wire::CompletionEntry answer;
   while (v.ring->answers.try_pop(answer) == wire::PopResult::Ok) {
-    if (answer.opcode == static_cast<std::uint32_t>(wire::RingOp::Submit) && answer.terminal == 0 &&
-        answer.status == 0 && v.handles.size() < 64)
+    if (answer.opcode == static_cast<std::uint32_t>(wire::RingOp::Submit) &&
+        (answer.terminal == 0 || answer.terminal == 2) && answer.status == 0 && v.handles.size() < 64)
       v.handles.push_back(answer.handle);
   }
 }
@@ -126,7 +127,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     Victim v;
     v.session = daemon.open_session();
-    v.ring = daemon.open_ring(v.session);
+    // The answers' features from the input's length, so the seeds' actions keep their
+    // meaning: combined answers (terminal 2) and quiet acknowledgements, alone or together.
+    v.ring = daemon.open_ring(v.session, static_cast<std::uint64_t>(size & 3));
     v.handles.push_back(daemon.prepare_fill_graph(v.session, 0xa5));
     v.bytes = v.ring->ring.bytes();
     void* file = mmap(nullptr, v.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, v.ring->ring.fd(), 0);

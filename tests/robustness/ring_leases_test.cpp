@@ -13,6 +13,7 @@
 #include <string>
 
 #include "proto/wire/submission_ring.h"
+#include "tests/robustness/raw_ring.h"
 #include "tests/robustness/robustness_fixture.h"
 
 namespace robustness {
@@ -22,67 +23,6 @@ using accord::ErrorKind;
 using namespace std::chrono_literals;
 
 std::uint32_t code_of(ErrorKind kind) { return 1 + static_cast<std::uint32_t>(kind); }
-
-// One session's ring, attached as a client would, with the raw queues.
-class RawRing {
- public:
-  explicit RawRing(const Session& session) {
-    constexpr std::uint32_t kOpenRing = 0x51;
-    REQUIRE(wire::send_payload(session.channel.get(), wire::MessageType::OpenRing, kOpenRing,
-                               wire::OpenRingPayload{})
-                .ok());
-    ChannelRead read = read_channel(session.channel.get());
-    INFO("session channel read: " << static_cast<int>(read.kind) << " " << read.error);
-    REQUIRE(read.kind == ChannelRead::Kind::Message);
-    REQUIRE(read.message->type() == wire::MessageType::RingFd);
-    REQUIRE(read.message->header.request_id == kOpenRing);
-    auto attached = wire::SubmissionRing::attach(std::move(read.message->fd));
-    INFO(attached.status().to_string());
-    REQUIRE(attached.ok());
-    ring_ = std::make_unique<wire::SubmissionRing>(std::move(attached).value());
-    requests_ = wire::RingProducer<wire::SubmitEntry>(ring_->submissions());
-    answers_ = wire::RingConsumer<wire::CompletionEntry>(ring_->completions());
-  }
-
-  void push(const wire::SubmitEntry& entry) { REQUIRE(requests_.try_push(entry)); }
-
-  struct Answer {
-    wire::CompletionEntry entry;
-    std::string message;
-  };
-  // The next answer, or empty after `timeout`.
-  std::optional<Answer> next(std::chrono::milliseconds timeout = 5s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      Answer answer;
-      std::uint32_t position = 0;
-      const wire::PopResult popped = answers_.try_pop(answer.entry, &position);
-      REQUIRE(popped != wire::PopResult::Corrupt);
-      if (popped == wire::PopResult::Ok) {
-        answer.message = ring_->read_message(position, answer.entry.message_bytes);
-        return answer;
-      }
-      const auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= 0s) return std::nullopt;
-      answers_.wait(std::chrono::microseconds(50), std::min<std::chrono::nanoseconds>(left, 20ms));
-    }
-  }
-  // The next answer, which must come within `timeout` and answer `tag`.
-  Answer expect(std::uint64_t tag, std::chrono::milliseconds timeout = 5s) {
-    std::optional<Answer> answer = next(timeout);
-    INFO("waiting for the answer to tag " << tag);
-    REQUIRE(answer.has_value());
-    INFO("answer: tag " << answer->entry.tag << " opcode " << answer->entry.opcode << " status "
-                        << answer->entry.status << " '" << answer->message << "'");
-    REQUIRE(answer->entry.tag == tag);
-    return *answer;
-  }
-
- private:
-  std::unique_ptr<wire::SubmissionRing> ring_;
-  wire::RingProducer<wire::SubmitEntry> requests_;
-  wire::RingConsumer<wire::CompletionEntry> answers_;
-};
 
 wire::SubmitEntry lease_entry(std::uint64_t tag, std::uint64_t buffer, std::uint64_t offset, std::uint64_t length,
                               std::uint32_t flags) {
@@ -101,14 +41,6 @@ wire::SubmitEntry release_entry(std::uint64_t tag, std::uint64_t lease) {
   entry.opcode = static_cast<std::uint32_t>(wire::RingOp::ReleaseLease);
   entry.tag = tag;
   entry.handle = lease;
-  return entry;
-}
-
-wire::SubmitEntry submit_entry(std::uint64_t tag, std::uint64_t graph) {
-  wire::SubmitEntry entry;
-  entry.opcode = static_cast<std::uint32_t>(wire::RingOp::Submit);
-  entry.tag = tag;
-  entry.handle = graph;
   return entry;
 }
 

@@ -114,7 +114,8 @@ Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::m
   const std::lock_guard lock(session_mu_);
   const std::uint32_t id = next_request_++;
   ACCORD_RETURN_IF_ERROR(
-      wire::send_payload(session_.get(), wire::MessageType::OpenRing, id, wire::OpenRingPayload{}));
+      wire::send_payload(session_.get(), wire::MessageType::OpenRing, id,
+                         wire::OpenRingPayload{wire::kRingFeatureCombinedAnswers | wire::kRingFeatureQuietAcks}));
   auto answer = receive_answer(session_.get());
   if (!answer.ok()) return std::move(answer).status().annotate("opening the submission ring");
   wire::ReceivedMessage& message = answer.value();

@@ -8,11 +8,17 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace accord::detail {
 namespace {
 
 constexpr auto kSlice = std::chrono::milliseconds(50);
+// With no core to spare: the longest spin, and how long it lasts while accordd has not
+// taken what this client pushed (its poller takes an entry within about a microsecond
+// when it runs; when it does not, it is waiting for the core this thread spins on).
+constexpr std::chrono::nanoseconds kBusySpin = std::chrono::microseconds(8);
+constexpr std::chrono::nanoseconds kUntakenSpin = std::chrono::microseconds(2);
 std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
   return (std::uint64_t{generation} << 32) | index;
 }
@@ -226,6 +232,9 @@ void DaemonRing::dispatch(const wire::CompletionEntry& answer, std::uint32_t pos
     t.state.store(answer.status == 0 ? kAccepted : kRefused, std::memory_order_release);
     return;
   }
+  // terminal 2 (kRingFeatureCombinedAnswers): accepted and ended in one answer; the
+  // caller of call() sees kTerminal, which counts as accepted.
+  if (answer.terminal == 2) t.handle = answer.handle;
   t.elapsed_us = answer.elapsed_us;
   t.queue_us = answer.queue_us;
   const std::lock_guard lock(tickets_mu_);
@@ -238,10 +247,32 @@ bool DaemonRing::accordd_gone() const {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0;
 }
 
+template <class Ready>
+bool DaemonRing::spin_until(Ready ready, std::chrono::nanoseconds limit, bool watch_taken) const {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto requests = ring_.submissions();
+  for (;;) {
+    if (ready()) return true;
+    const auto spun = Clock::now() - start;
+    if (spun >= limit) return false;
+    // Entries still in the submission queue this long after the wait began: accordd's
+    // poller is not running (asleep, or waiting for a core). Spinning on would only keep
+    // it off a core when there is no spare one, so sleep and let it ring.
+    if (watch_taken && spun >= kUntakenSpin && requests.head->value.load(std::memory_order_acquire) !=
+                                    requests.tail->value.load(std::memory_order_relaxed))
+      return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 template <class Done>
 Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  bool spun = false;
   for (;;) {
     if (done()) return true;
     drain();
@@ -253,9 +284,19 @@ Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout)
       slice = std::min<std::chrono::nanoseconds>(slice, left);
     }
     const auto queue = ring_.completions();
-    wire::wait_doorbell(*queue.bell, spin_, slice, [&] {
+    const auto ready = [&] {
       return done() || queue.tail->value.load(std::memory_order_acquire) != read_to_.load(std::memory_order_acquire);
-    });
+    };
+    // One bounded spin per wait, before the first sleep: after a wake-up the answer is
+    // there or this thread was woken for another one. The full spin only while a core is
+    // spare; otherwise a few microseconds, for an answer accordd is about to write.
+    if (!std::exchange(spun, true)) {
+      const bool spare = cores_.spare();
+      const std::chrono::nanoseconds limit = spare ? std::chrono::nanoseconds(spin_) : kBusySpin;
+      if (spin_until(ready, std::min({limit, std::chrono::nanoseconds(spin_), slice}), !spare)) continue;
+    }
+    cores_.refresh();  // here, where the thread is about to sleep anyway
+    wire::wait_doorbell(*queue.bell, std::chrono::nanoseconds(0), slice, ready);
     if (!done() && accordd_gone()) return device_lost_error("accordd closed the session while a submission was pending");
   }
 }

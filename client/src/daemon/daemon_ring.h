@@ -20,6 +20,7 @@
 #include "accord/completion.h"
 #include "accord/status.h"
 #include "client/api/unique_fd.h"
+#include "client/src/daemon/spare_core_probe.h"
 #include "proto/wire/submission_ring.h"
 
 namespace accord::detail {
@@ -29,7 +30,8 @@ class DaemonRing {
   // Attaches to the ring accordd sent as `fd`, with `tickets` submissions tracked at once
   // (beyond that submit() is Busy and the caller uses gRPC). `session_socket` (borrowed)
   // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
-  // `spin`: how long a waiting thread spins before it sleeps on the doorbell.
+  // `spin`: how long a waiting thread spins before it sleeps on the doorbell, while the
+  // machine has a core to spare (SpareCoreProbe); at most a few microseconds otherwise.
   static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
                                                     std::chrono::microseconds spin);
 
@@ -103,6 +105,10 @@ class DaemonRing {
   // Waits until `done()` or `timeout`; DeviceLost when accordd went away.
   template <class Done>
   Result<bool> wait_until(Done done, std::chrono::nanoseconds timeout);
+  // Spins until `ready()` for at most `limit`; with `watch_taken`, gives up early when
+  // accordd's poller is not taking this client's entries. Returns ready().
+  template <class Ready>
+  bool spin_until(Ready ready, std::chrono::nanoseconds limit, bool watch_taken) const;
   bool accordd_gone() const;
   void free_ticket_locked(std::uint32_t index);
   static Status status_of(std::uint32_t code, const std::string& message);
@@ -110,6 +116,7 @@ class DaemonRing {
   wire::SubmissionRing ring_;
   const int session_socket_;
   const std::chrono::microseconds spin_;
+  SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now
   std::mutex push_mu_;
   wire::RingProducer<wire::SubmitEntry> requests_;
   std::mutex read_mu_;
