@@ -15,13 +15,14 @@ constexpr std::uint64_t kMaxWordBytes = std::uint64_t{64} << 20;
 }  // namespace
 
 Result<std::shared_ptr<CompletionWordMapping>> CompletionWordMapping::map(UniqueFd fd, std::uint64_t bytes,
-                                                                          const std::string& who) {
+                                                                          const std::string& who, std::uint64_t offset) {
   struct stat file {};
-  if (bytes == 0 || bytes > kMaxWordBytes || ::fstat(fd.get(), &file) != 0 ||
-      static_cast<std::uint64_t>(file.st_size) < bytes)
-    return invalid_error(who + ": completion words of " + std::to_string(bytes) + " bytes in a file of " +
-                         std::to_string(file.st_size) + " bytes");
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (bytes == 0 || bytes > kMaxWordBytes || offset % 4096 != 0 || ::fstat(fd.get(), &file) != 0 ||
+      static_cast<std::uint64_t>(file.st_size) < offset ||
+      static_cast<std::uint64_t>(file.st_size) - offset < bytes)
+    return invalid_error(who + ": completion words of " + std::to_string(bytes) + " bytes at " +
+                         std::to_string(offset) + " in a file of " + std::to_string(file.st_size) + " bytes");
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), static_cast<off_t>(offset));
   if (base == MAP_FAILED) return internal_error(who + ": mapping its completion words: " + std::strerror(errno));
   // The mapping keeps the pages; the descriptor is not needed any more.
   return std::shared_ptr<CompletionWordMapping>(new CompletionWordMapping(base, static_cast<std::size_t>(bytes)));
@@ -77,9 +78,9 @@ bool CompletionWatch::any_done() const noexcept {
     for (std::uint64_t bits = bits_[w].load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
       const LaunchCell* cell = cells_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))].load(std::memory_order_acquire);
       // A cell being removed is not armed; one armed is not removed (its region is in use).
-      if (cell != nullptr && cell->launch.load(std::memory_order_acquire) != 0 &&
-          cell->word->load(std::memory_order_acquire) != 0)
-        return true;
+      if (cell == nullptr) continue;
+      const std::uint32_t number = cell->launch.load(std::memory_order_acquire);
+      if (number != 0 && cell->word_says_done(number)) return true;
     }
   }
   return false;
@@ -115,8 +116,9 @@ int CompletionWatch::sweep() noexcept {
         if (cell->launch.load(std::memory_order_seq_cst) != 0) arm(static_cast<int>(index));
         continue;
       }
-      // Read after `launch`: the word launch() cleared before publishing this number.
-      if (cell->word->load(std::memory_order_acquire) == 0) continue;
+      // The echo first: once it names this launch, the device's clearing of the word is
+      // behind us, and a 1 is this launch's.
+      if (!cell->word_says_done(number)) continue;
       if (!cell->claim(number)) continue;  // a completion record was first
       // Nothing launches in this slot again before the report below.
       disarm(index);

@@ -28,9 +28,11 @@ namespace accord::executor::detail {
 // region may still touch it.
 class CompletionWordMapping {
  public:
-  // Maps `bytes` of `fd` (which must be at least that long). Invalid for a size that is
-  // 0, above 64 MiB or past the file's end; Internal when mmap fails.
-  static Result<std::shared_ptr<CompletionWordMapping>> map(UniqueFd fd, std::uint64_t bytes, const std::string& who);
+  // Maps `bytes` of `fd` from `offset` (page-aligned). Invalid for a size that is 0,
+  // above 64 MiB or past the file's end; Internal when mmap fails. Also maps the launch
+  // echoes of accordd's own channel file (ExecutorChannel::echo_offset).
+  static Result<std::shared_ptr<CompletionWordMapping>> map(UniqueFd fd, std::uint64_t bytes, const std::string& who,
+                                                            std::uint64_t offset = 0);
   ~CompletionWordMapping();
   CompletionWordMapping(const CompletionWordMapping&) = delete;
   CompletionWordMapping& operator=(const CompletionWordMapping&) = delete;
@@ -45,20 +47,23 @@ class CompletionWordMapping {
 };
 
 // One slot of an accordd-side region: the launch in flight there and how to see it end.
-// launch() writes `sink`, clears the word and then publishes `launch`; any thread may
+// launch() writes `sink`, then publishes `launch` (numbers are unique per device, so an
+// echo left by an earlier user of a watch index never names a later launch); any thread may
 // claim() a launch; only the claimer reads `sink`, and the next launch of the slot comes
 // only after the claimer reported.
 struct LaunchCell {
   std::atomic<std::uint32_t> launch{0};        // the launch in flight; 0: none
   devices::CompletionSink* sink = nullptr;     // its sink, written before `launch`
   std::atomic<std::uint32_t>* word = nullptr;  // the executor's completion word; null: none
-  std::uint32_t last_launch = 0;               // launch() only: the last number given
-  int watch = -1;                              // the slot's index in CompletionWatch; -1: none
+  // The executor's echo of the launch it last started here (ExecutorChannel::launch_echo
+  // at `watch`): the word is this launch's only while the echo names it, since the
+  // device clears the word in its launch(), after accordd published the number.
+  std::atomic<std::uint32_t>* echo = nullptr;
+  int watch = -1;  // the slot's index in CompletionWatch (and of its echo); -1: none
 
-  // The next launch number of this slot (never 0). launch() only.
-  std::uint32_t next_launch() noexcept {
-    if (++last_launch == 0) last_launch = 1;
-    return last_launch;
+  // Whether the word says launch `number` has ended.
+  bool word_says_done(std::uint32_t number) const noexcept {
+    return echo->load(std::memory_order_acquire) == number && word->load(std::memory_order_acquire) != 0;
   }
   // Takes launch `number` for reporting: true for exactly one caller while it is in flight.
   bool claim(std::uint32_t number) noexcept {
@@ -84,7 +89,8 @@ class CompletionWatch {
   static constexpr std::size_t kCapacity = 4096;
 
   CompletionWatch();
-  // Watches `cell`; returns its index, or -1 when the table is full.
+  // Watches `cell` (which must have a word and an echo); returns its index, or -1 when the
+  // table is full.
   int add(LaunchCell& cell);
   // Stops watching index `index` (from add()). Waits for a sweep under way.
   void remove(int index) noexcept;

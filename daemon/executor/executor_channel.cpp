@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::uint32_t kAlign = 64;
 constexpr std::uint32_t kMaxCapacity = 1u << 16;
+constexpr std::uint32_t kPage = 4096;
 
 std::uint32_t align_up(std::uint32_t value) { return (value + kAlign - 1) / kAlign * kAlign; }
 
@@ -41,8 +42,10 @@ Result<ExecutorChannel> ExecutorChannel::create(std::uint32_t command_capacity, 
       align_up(channel.command_offset_ + channel.command_capacity_ * static_cast<std::uint32_t>(sizeof(CommandEntry)));
   channel.message_offset_ = align_up(channel.completion_offset_ +
                                      channel.completion_capacity_ * static_cast<std::uint32_t>(sizeof(CompletionRecord)));
-  const std::uint32_t total = align_up(channel.message_offset_ + channel.completion_capacity_ *
-                                                                      static_cast<std::uint32_t>(sizeof(CompletionMessage)));
+  const std::uint32_t messages_end = channel.message_offset_ + channel.completion_capacity_ *
+                                                                  static_cast<std::uint32_t>(sizeof(CompletionMessage));
+  channel.echo_offset_ = (messages_end + kPage - 1) / kPage * kPage;  // mapped on its own by accordd
+  const std::uint32_t total = channel.echo_offset_ + echo_bytes();
   channel.fd_ = UniqueFd(::memfd_create("accord-executor", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!channel.fd_) return system_failure("memfd_create", errno);
   if (::ftruncate(channel.fd_.get(), total) != 0) return system_failure("ftruncate", errno);
@@ -60,6 +63,7 @@ Result<ExecutorChannel> ExecutorChannel::create(std::uint32_t command_capacity, 
   header->command_offset = channel.command_offset_;
   header->completion_offset = channel.completion_offset_;
   header->message_offset = channel.message_offset_;
+  header->echo_offset = channel.echo_offset_;
   channel.header_ = header;
   return channel;
 }
@@ -85,7 +89,9 @@ Result<ExecutorChannel> ExecutorChannel::map(UniqueFd fd) {
   if (copy.magic != kChannelMagic || copy.version != kChannelVersion || copy.total_bytes != size ||
       !fits(copy.command_offset, copy.command_capacity, sizeof(CommandEntry)) ||
       !fits(copy.completion_offset, copy.completion_capacity, sizeof(CompletionRecord)) ||
-      !fits(copy.message_offset, copy.completion_capacity, sizeof(CompletionMessage)))
+      !fits(copy.message_offset, copy.completion_capacity, sizeof(CompletionMessage)) ||
+      copy.echo_offset % kPage != 0 || copy.echo_offset < sizeof(ChannelHeader) ||
+      std::uint64_t{copy.echo_offset} + echo_bytes() > size)
     return invalid_error("executor channel: bad header (magic, version or geometry)");
   channel.header_ = static_cast<ChannelHeader*>(mapping);
   channel.command_capacity_ = copy.command_capacity;
@@ -93,6 +99,7 @@ Result<ExecutorChannel> ExecutorChannel::map(UniqueFd fd) {
   channel.command_offset_ = copy.command_offset;
   channel.completion_offset_ = copy.completion_offset;
   channel.message_offset_ = copy.message_offset;
+  channel.echo_offset_ = copy.echo_offset;
   return channel;
 }
 
@@ -114,6 +121,7 @@ ExecutorChannel& ExecutorChannel::operator=(ExecutorChannel&& other) noexcept {
   command_offset_ = other.command_offset_;
   completion_offset_ = other.completion_offset_;
   message_offset_ = other.message_offset_;
+  echo_offset_ = other.echo_offset_;
   return *this;
 }
 
@@ -126,6 +134,12 @@ wire::RingQueueView<CommandEntry> ExecutorChannel::commands() const noexcept {
 CompletionMessage& ExecutorChannel::completion_message(std::uint32_t position) const noexcept {
   auto* base = static_cast<std::byte*>(mapping_);
   return reinterpret_cast<CompletionMessage*>(base + message_offset_)[position & (completion_capacity_ - 1)];
+}
+
+std::atomic<std::uint32_t>* ExecutorChannel::launch_echo(std::uint32_t index) const noexcept {
+  if (index >= kLaunchEchoes || mapping_ == nullptr) return nullptr;
+  auto* base = static_cast<std::byte*>(mapping_) + echo_offset_ + std::size_t{index} * kLaunchEchoStride;
+  return reinterpret_cast<std::atomic<std::uint32_t>*>(base);
 }
 
 wire::RingQueueView<CompletionRecord> ExecutorChannel::completions() const noexcept {

@@ -7,6 +7,7 @@
 // hands out follow ring_queue.h (one producer and one consumer thread, or a lock).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,7 +19,7 @@
 namespace accord::executor {
 
 inline constexpr std::uint32_t kChannelMagic = 0x58454341;  // "ACEX" little-endian
-inline constexpr std::uint32_t kChannelVersion = 3;
+inline constexpr std::uint32_t kChannelVersion = 4;
 
 enum class CommandOp : std::uint16_t {
   Launch = 1,     // launch `region` in `slot` after the waits in this and the `more` entries that follow
@@ -32,6 +33,10 @@ struct CommandWait {
 };
 
 inline constexpr std::uint32_t kWaitsPerEntry = 5;
+inline constexpr std::uint32_t kNoEcho = ~std::uint32_t{0};
+// One launch echo per watched slot (CompletionWatch::kCapacity), a cache line each.
+inline constexpr std::uint32_t kLaunchEchoes = 4096;
+inline constexpr std::uint32_t kLaunchEchoStride = 64;
 
 // accordd -> executor. 64 bytes: one cache line per launch without many waits.
 struct CommandEntry {
@@ -44,7 +49,10 @@ struct CommandEntry {
   // CompletionRecord: a record that arrives after accordd saw the launch end by its
   // completion word, and launched the slot again, names the old number and is dropped.
   std::uint32_t launch = 0;
-  std::uint32_t reserved = 0;
+  // Launch: where the executor echoes `launch` once the device's launch() returned (and
+  // so had cleared the slot's completion word): an index into the channel's echo array,
+  // or kNoEcho. accordd trusts a completion word only while its echo names the launch.
+  std::uint32_t echo = 0;
   CommandWait wait[kWaitsPerEntry];
 };
 static_assert(sizeof(CommandEntry) == 64);
@@ -81,6 +89,7 @@ struct ChannelHeader {
   std::uint32_t command_offset = 0;
   std::uint32_t completion_offset = 0;
   std::uint32_t message_offset = 0;  // completion_capacity CompletionMessages
+  std::uint32_t echo_offset = 0;     // page-aligned: kLaunchEchoes echoes, kLaunchEchoStride apart
   // Each index and doorbell on its own cache line: the two sides write different ones.
   wire::RingIndex command_head;     // executor
   wire::RingIndex command_tail;     // accordd
@@ -115,6 +124,11 @@ class ExecutorChannel {
   // The error message of completion queue position `position` (< the completion
   // queue's capacity).
   CompletionMessage& completion_message(std::uint32_t position) const noexcept;
+  // Launch echo `index` (CommandEntry::echo); nullptr for kNoEcho or out of range.
+  std::atomic<std::uint32_t>* launch_echo(std::uint32_t index) const noexcept;
+  // Where the echoes lie in the file, for a mapping of their own (page-aligned).
+  std::uint32_t echo_offset() const noexcept { return echo_offset_; }
+  static constexpr std::uint32_t echo_bytes() noexcept { return kLaunchEchoes * kLaunchEchoStride; }
 
  private:
   UniqueFd fd_;
@@ -127,6 +141,7 @@ class ExecutorChannel {
   std::uint32_t command_offset_ = 0;
   std::uint32_t completion_offset_ = 0;
   std::uint32_t message_offset_ = 0;
+  std::uint32_t echo_offset_ = 0;
 };
 
 }  // namespace accord::executor

@@ -2,6 +2,7 @@
 // and completions). Supervision (loss, restart, shut-down) is executor_supervisor.cpp.
 #include "daemon/executor/executor_device.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -74,6 +75,17 @@ Result<std::shared_ptr<ExecutorDevice::Connection>> ExecutorDevice::start(std::u
   auto connection = std::make_shared<Connection>();
   connection->generation = generation;
   ACCORD_ASSIGN_OR_RETURN(connection->channel, ExecutorChannel::create());
+  {
+    // The launch echoes get a mapping of their own, which regions share: they outlive
+    // this connection's channel when a stale region is dropped after a restart.
+    UniqueFd again(::fcntl(connection->channel.fd(), F_DUPFD_CLOEXEC, 0));
+    auto echoes = again ? detail::CompletionWordMapping::map(std::move(again), ExecutorChannel::echo_bytes(), label_,
+                                                             connection->channel.echo_offset())
+                        : Result<std::shared_ptr<detail::CompletionWordMapping>>(
+                              busy_error(label_ + ": dup of the channel: " + std::strerror(errno)));
+    if (echoes.ok()) connection->echoes = std::move(echoes).value();
+    else spdlog::warn("{}: {}; completions come through the queue only", label_, echoes.status().message());
+  }
   int pair[2] = {-1, -1};
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     return busy_error(label_ + ": socketpair: " + std::strerror(errno));
@@ -332,13 +344,16 @@ Result<std::unique_ptr<devices::NativeRegion>> ExecutorDevice::lower(const devic
   }
   ACCORD_ASSIGN_OR_RETURN(ControlMessage reply, this->request(ControlOp::Lower, encode(wire), -1, generation));
   ACCORD_ASSIGN_OR_RETURN(const RegionReply region, decode_region(reply.payload, request.slots, label_));
-  std::shared_ptr<const detail::CompletionWordMapping> words;
+  std::shared_ptr<const detail::CompletionWordMapping> words, echoes;
   {
     std::lock_guard lock(connection_mu_);
-    if (connection_ && connection_->generation == generation) words = connection_->words;
+    if (connection_ && connection_->generation == generation) {
+      words = connection_->words;
+      echoes = connection_->echoes;
+    }
   }
-  return std::unique_ptr<devices::NativeRegion>(
-      new ExecutorRegion(*this, generation, region.id, request.slots, std::move(words), region.words));
+  return std::unique_ptr<devices::NativeRegion>(new ExecutorRegion(*this, generation, region.id, request.slots,
+                                                                   std::move(words), std::move(echoes), region.words));
 }
 
 void ExecutorDevice::register_region(ExecutorRegion& region) {
@@ -367,11 +382,12 @@ void ExecutorDevice::launch(devices::NativeRegion& native, const devices::Region
   }
   // Published before the entry, so that the loss sweep, which runs after it has taken
   // the launch lock, finds it; seq_cst pairs with the sweep's `dead` store. The word is
-  // cleared first: whoever reads the number then reads this launch's word, not the last.
+  // left alone: the executor may not have seen the last launch's 1 there yet, and the
+  // device clears it in its launch(), which the echo then confirms.
   detail::LaunchCell& cell = region.cell(waits.slot);
-  const std::uint32_t number = cell.next_launch();
+  std::uint32_t number = next_launch_.fetch_add(1, std::memory_order_relaxed);
+  if (number == 0) number = next_launch_.fetch_add(1, std::memory_order_relaxed);
   cell.sink = &sink;
-  if (cell.word != nullptr) cell.word->store(0, std::memory_order_relaxed);
   cell.launch.store(number, std::memory_order_seq_cst);
   if (cell.watch >= 0) watch_.arm(cell.watch);
   bool pushed = false;
@@ -380,14 +396,15 @@ void ExecutorDevice::launch(devices::NativeRegion& native, const devices::Region
     Connection* connection = launch_connection_;
     if (connection != nullptr && connection->generation == region.generation() &&
         !connection->dead.load(std::memory_order_seq_cst))
-      pushed = push_launch(*connection, region, waits, number);
+      pushed = push_launch(*connection, region, waits, number,
+                           cell.watch >= 0 ? static_cast<std::uint32_t>(cell.watch) : kNoEcho);
   }
   if (pushed) return;
   if (cell.claim(number)) sink.on_error(stale(region.generation(), "the region"));
 }
 
 bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region, const devices::RegionWaits& waits,
-                                 std::uint32_t number) noexcept {
+                                 std::uint32_t number, std::uint32_t echo) noexcept {
   // Predecessors of an earlier executor are gone (their launches were failed); the
   // entry names only live ones.
   std::uint32_t total = 0;
@@ -407,6 +424,7 @@ bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
   entry.region = region.id();
   entry.slot = waits.slot;
   entry.launch = number;
+  entry.echo = echo;
   entry.more = more;
   for (const devices::RegionWait& w : waits.predecessors) {
     const auto* before = static_cast<const ExecutorRegion*>(w.region);

@@ -133,7 +133,7 @@ class ExecutorDevice final : public devices::Device {
   void dispatch(std::uint64_t generation, const struct CompletionRecord& record,
                 const struct CompletionMessage& text) noexcept;
   bool push_launch(Connection& connection, detail::ExecutorRegion& region, const devices::RegionWaits& waits,
-                   std::uint32_t number) noexcept;
+                   std::uint32_t number, std::uint32_t echo) noexcept;
   Status stale(std::uint64_t generation, const char* what) const;
 
   void register_region(detail::ExecutorRegion& region);
@@ -168,6 +168,8 @@ class ExecutorDevice final : public devices::Device {
   // The slots with completion words that poll_completions() reads.
   detail::CompletionWatch watch_;
   std::atomic<std::uint64_t> completions_by_word_{0};
+  // Launch numbers, unique on this device (never 0): CommandEntry::launch.
+  std::atomic<std::uint32_t> next_launch_{1};
 
   // Regions by (generation << 32 | executor id), for completions and loss.
   std::mutex regions_mu_;

@@ -53,7 +53,8 @@ struct Connection {
   ExecutorChannel channel;
   wire::RingProducer<CommandEntry> commands;
   wire::RingConsumer<CompletionRecord> completions;
-  std::shared_ptr<const CompletionWordMapping> words;  // null when the executor shares none
+  std::shared_ptr<const CompletionWordMapping> words;   // null when the executor shares none
+  std::shared_ptr<const CompletionWordMapping> echoes;  // the channel's launch echoes, mapped apart
   std::atomic<bool> dead{false};
 };
 
@@ -107,16 +108,27 @@ class ExecutorCode final : public devices::LoadedCode, public RemoteObject {
 class ExecutorRegion final : public devices::NativeRegion, public RemoteObject {
  public:
   // `offsets`: the executor's completion word of each slot in `words`, or empty.
+  // `echoes`: that executor's channel's launch echoes (ExecutorChannel::launch_echo).
   ExecutorRegion(ExecutorDevice& device, std::uint64_t generation, std::uint32_t id, std::uint32_t slots,
-                 std::shared_ptr<const CompletionWordMapping> words, const std::vector<std::uint64_t>& offsets)
+                 std::shared_ptr<const CompletionWordMapping> words, std::shared_ptr<const CompletionWordMapping> echoes,
+                 const std::vector<std::uint64_t>& offsets)
       : RemoteObject(device, ReleaseKind::Region, generation, id),
         slots_(slots),
         cells_(new LaunchCell[slots]),
-        words_(std::move(words)) {
-    for (std::uint32_t i = 0; i < slots && words_ != nullptr && offsets.size() == slots; ++i) {
+        words_(std::move(words)),
+        echoes_(std::move(echoes)) {
+    for (std::uint32_t i = 0; i < slots && words_ != nullptr && echoes_ != nullptr && offsets.size() == slots; ++i) {
       if (offsets[i] == kNoCompletionWord) continue;
-      cells_[i].word = words_->word(offsets[i]);
-      if (cells_[i].word != nullptr) cells_[i].watch = device_.watch_.add(cells_[i]);
+      LaunchCell& cell = cells_[i];
+      cell.word = words_->word(offsets[i]);
+      if (cell.word == nullptr) continue;
+      cell.watch = device_.watch_.add(cell);
+      if (cell.watch < 0) continue;
+      cell.echo = echoes_->word(std::uint64_t{static_cast<std::uint32_t>(cell.watch)} * kLaunchEchoStride);
+      if (cell.echo == nullptr) {
+        device_.watch_.remove(cell.watch);
+        cell.watch = -1;
+      }
     }
     device_.register_region(*this);
   }
@@ -134,7 +146,8 @@ class ExecutorRegion final : public devices::NativeRegion, public RemoteObject {
  private:
   const std::uint32_t slots_;
   std::unique_ptr<LaunchCell[]> cells_;
-  std::shared_ptr<const CompletionWordMapping> words_;  // keeps the cells' words mapped
+  std::shared_ptr<const CompletionWordMapping> words_;   // keeps the cells' words mapped
+  std::shared_ptr<const CompletionWordMapping> echoes_;  // and their echoes
 };
 
 // A spin lock on an atomic_flag: the launch and consume locks are held for a few

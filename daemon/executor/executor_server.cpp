@@ -2,6 +2,7 @@
 // Ids, not pointers, cross the process boundary; every id is looked up and checked.
 #include "daemon/executor/executor_server.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -54,6 +55,14 @@ ExecutorServer::ExecutorServer(std::unique_ptr<devices::Device> device, Executor
       completions_(channel_.completions()) {
   device_->attach(*this);
   polls_ = device_->completes_by_polling();
+  if (const int fd = device_->completion_word_fd(); fd >= 0) {
+    struct stat file {};
+    UniqueFd again(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    if (again && ::fstat(again.get(), &file) == 0 && file.st_size > 0) {
+      auto words = detail::CompletionWordMapping::map(std::move(again), static_cast<std::uint64_t>(file.st_size), label_);
+      if (words.ok()) words_ = std::move(words).value();
+    }
+  }
   consumer_ = std::thread([this] { consume(); });
 }
 
@@ -235,16 +244,19 @@ ExecutorServer::Answer ExecutorServer::lower(const ControlMessage& message) {
   region->native = std::move(native).value();
   region->slots = wire.slots;
   region->sinks = std::make_unique<SlotSink[]>(wire.slots);
+  region->words = std::make_unique<std::atomic<std::uint32_t>*[]>(wire.slots);
   RegionReply reply;
   // Every slot's completion word, or none: accordd then waits for completion records only.
   if (device_->completion_word_fd() >= 0) {
     for (std::uint32_t s = 0; s < wire.slots; ++s) {
       const std::optional<std::uint64_t> word = region->native->completion_word(s);
-      if (!word) {
+      std::atomic<std::uint32_t>* mapped = word && words_ ? words_->word(*word) : nullptr;
+      if (mapped == nullptr) {
         reply.words.clear();
         break;
       }
       reply.words.push_back(*word);
+      region->words[s] = mapped;
     }
   }
   std::lock_guard lock(objects_mu_);

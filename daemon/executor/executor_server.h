@@ -19,6 +19,7 @@
 
 #include "client/api/unique_fd.h"
 #include "daemon/devices/device.h"
+#include "daemon/executor/completion_words.h"
 #include "daemon/executor/executor_channel.h"
 #include "daemon/executor/executor_control.h"
 #include "daemon/executor/executor_messages.h"
@@ -59,6 +60,8 @@ class ExecutorServer final : private devices::DeviceListener {
     std::unique_ptr<devices::NativeRegion> native;
     std::uint32_t slots = 0;
     std::unique_ptr<SlotSink[]> sinks;
+    // Each slot's completion word in words_ (null: none); cleared here before the echo.
+    std::unique_ptr<std::atomic<std::uint32_t>*[]> words;
   };
   struct Admission {
     std::unique_ptr<devices::DeviceMemory> pages;  // accordd's memfd, mapped here
@@ -111,6 +114,10 @@ class ExecutorServer final : private devices::DeviceListener {
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<bool> stop_{false};
   bool polls_ = false;  // the device completes by polling (set before the consumer starts)
+  // The device's completion words, mapped here too, so a launch can clear its slot's word
+  // and echo its number before the device's launch() even starts (accordd then trusts
+  // the word at once). Null when the device has none.
+  std::shared_ptr<detail::CompletionWordMapping> words_;
   std::thread consumer_;
 };
 

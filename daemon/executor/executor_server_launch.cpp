@@ -136,6 +136,13 @@ void ExecutorServer::launch(const CommandEntry& first, wire::RingConsumer<Comman
   sink.in_flight.store(true, std::memory_order_relaxed);
   sink.launch = first.launch;
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  // The slot's last launch was reported (the gate above), so its 1 has been seen: the
+  // word is cleared here, then the number echoed, and from then on a 1 there is this
+  // launch's, which accordd may believe (the device clears it again in launch()).
+  if (std::atomic<std::uint32_t>* echo = channel_.launch_echo(first.echo); echo != nullptr && region.words[first.slot]) {
+    region.words[first.slot]->store(0, std::memory_order_relaxed);
+    echo->store(first.launch, std::memory_order_release);
+  }
   device_->launch(*region.native, devices::RegionWaits{first.slot, waits}, sink);
 }
 
