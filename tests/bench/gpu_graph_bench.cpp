@@ -597,15 +597,10 @@ std::int64_t monotonic_ns() {
 
 // One tenant process: sets up its own context and graph, waits for the common start, loops
 // until the common end, and writes its samples (us, binary doubles) to `out`.
-// One tenant process through accordd (processes:accordd): the same chain, submitted over
-// the submission ring of its own session.
-int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out, const std::string& socket) {
-  auto runtime = Runtime::connect(socket);
-  if (!runtime.ok()) {
-    std::fprintf(stderr, "tenant: %s\n", runtime.status().to_string().c_str());
-    return 1;
-  }
-  AccordChain chain(std::move(runtime).value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1});
+// A tenant process's loop: warm up, wait for the common start, time `chain` until the
+// end, and write the samples (us, doubles) to `out` for the parent. 0 when written.
+template <class Chain>
+int sample_until(const Chain& chain, std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
   for (int i = 0; i < 20; ++i) chain.run_once();
   std::vector<double> samples;
   samples.reserve(1 << 20);
@@ -620,6 +615,18 @@ int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::
   return file ? 0 : 1;
 }
 
+// One tenant process through accordd (processes:accordd): the same chain, submitted over
+// the submission ring of its own session.
+int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out, const std::string& socket) {
+  auto runtime = Runtime::connect(socket);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "tenant: %s\n", runtime.status().to_string().c_str());
+    return 1;
+  }
+  AccordChain chain(std::move(runtime).value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1});
+  return sample_until(chain, start_ns, end_ns, out);
+}
+
 int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
   // The driver's own number of work queues, as a process of its own would have (the
   // MPS row is MPS as users run it).
@@ -632,18 +639,7 @@ int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& 
   }
   DirectChain chain(*cuda.value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1}, 0);
   chain.bind_thread();
-  for (int i = 0; i < 20; ++i) chain.run_once();
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
-  while (monotonic_ns() < start_ns) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  while (monotonic_ns() < end_ns) {
-    const auto begin = Clock::now();
-    chain.run_once();
-    samples.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
-  }
-  std::ofstream file(out, std::ios::binary);
-  file.write(reinterpret_cast<const char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
-  return file ? 0 : 1;
+  return sample_until(chain, start_ns, end_ns, out);
 }
 
 void tenant_processes(const std::string& label) {
