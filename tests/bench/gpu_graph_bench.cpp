@@ -549,14 +549,24 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
-void neighbour(std::size_t iterations) {
-  std::printf("\n3. noisy neighbour: one tenant saturating every SM with 50 us blocks, three timing a 1-kernel graph\n");
+// `socket`: empty for embedded runtimes; else every tenant is a session of that accordd
+// (issue 9's noisy-neighbour row through the daemon), its priority asked for at connect.
+void neighbour(std::size_t iterations, const std::string& socket = {}) {
+  const auto chain = [&](std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
+                         std::array<std::uint32_t, 3> block, int priority) {
+    if (socket.empty()) return AccordChain(kernels, spin_ns, grid, block, priority);
+    RuntimeOptions options;
+    options.priority = priority;
+    return AccordChain(unwrap(Runtime::connect(socket, options), "Runtime::connect"), kernels, spin_ns, grid, block);
+  };
+  std::printf("\n3%s. noisy neighbour%s: one tenant saturating every SM with 50 us blocks, three timing a 1-kernel graph\n",
+              socket.empty() ? "" : "d", socket.empty() ? "" : " through accordd");
   std::printf("  %-34s %10s %10s %10s\n", "priorities", "p50 us", "p99 us", "samples");
   for (bool priorities : {false, true}) {
     std::atomic<bool> stop{false};
     std::thread heavy([&] {
       // 132 SMs on an H200; 8 blocks of 1024 threads per SM keeps every SM full.
-      AccordChain noisy(4, kNeighbourSpin, {132 * 8, 1, 1}, {1024, 1, 1}, priorities ? -1 : 0);
+      AccordChain noisy = chain(4, kNeighbourSpin, {132 * 8, 1, 1}, {1024, 1, 1}, priorities ? -1 : 0);
       while (!stop.load()) noisy.run_once();
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -564,7 +574,7 @@ void neighbour(std::size_t iterations) {
     std::vector<std::vector<double>> samples(3);
     for (int t = 0; t < 3; ++t) {
       light.emplace_back([&, t] {
-        AccordChain timed(1, 0, {1, 1, 1}, {32, 1, 1}, priorities ? 1 : 0);
+        AccordChain timed = chain(1, 0, {1, 1, 1}, {32, 1, 1}, priorities ? 1 : 0);
         auto& mine = samples[static_cast<std::size_t>(t)];
         for (std::size_t i = 0; i < 50; ++i) timed.run_once();
         for (std::size_t i = 0; i < iterations; ++i) {
@@ -714,7 +724,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
   const Flags flags =
       parse_flags(argc, argv,
-                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|processes:LABEL\n");
+                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|\n"
+                  "           processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) {  // child:START_NS:END_NS:OUT[:ACCORDD_SOCKET]
     const std::string rest = flags.config.substr(6);
     const std::size_t a = rest.find(':');
@@ -754,6 +765,11 @@ int main(int argc, char** argv) {
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");
   if (flags.config.rfind("tenants:", 0) == 0) tenants(*cuda.value(), flags.config.substr(8));
   if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
+  if (flags.config == "neighbour-daemon" && !std::string(ACCORD_BENCH_ACCORDD).empty()) {
+    unsetenv("ACCORD_SESSION_SOCKET");
+    bench::DaemonProcess accordd(ACCORD_BENCH_ACCORDD, {"--priority-limit", "max_priority=1"});
+    neighbour(iterations / 4, accordd.grpc_socket());
+  }
   print_machine_line();
   return 0;
 }
