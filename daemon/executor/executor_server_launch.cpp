@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/executor/executor_server.h"
+#include "proto/wire/spare_core_probe.h"
 
 namespace accord::executor {
 namespace {
@@ -58,6 +59,7 @@ void ExecutorServer::consume() noexcept {
   CommandEntry entry;
   auto last_command = std::chrono::steady_clock::now();
   std::uint32_t spins = 0;
+  wire::SpareCoreProbe cores;
   while (!stop_.load(std::memory_order_acquire)) {
     const wire::PopResult popped = commands.try_pop(entry);
     if (popped == wire::PopResult::Corrupt) {
@@ -69,6 +71,11 @@ void ExecutorServer::consume() noexcept {
       last_command = std::chrono::steady_clock::now();
       continue;
     }
+    // Spinning answers a launch sooner only while accordd's launching thread has a core
+    // of its own: with many tenants (an executor each) every core is taken, and a
+    // spinning consumer per executor is what keeps the launchers off them. A clock read;
+    // the kernel's count is read at most every 10 ms.
+    cores.refresh();
     if (polls && in_flight_.load(std::memory_order_acquire) > 0) {
       // Work in flight on a device that completes by polling: look at it between looks at
       // the ring, tightly for kSpin after the last command, then every kPollingSleep
@@ -76,7 +83,7 @@ void ExecutorServer::consume() noexcept {
       // kRingLooks times as often: a command waiting while this thread sweeps the device
       // is launch latency, where accordd reads completion words without us.
       if (++spins % kRingLooks == 0) device_->poll_completions();
-      if (std::chrono::steady_clock::now() - last_command < kSpin) {
+      if (cores.spare() && std::chrono::steady_clock::now() - last_command < kSpin) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
@@ -84,7 +91,7 @@ void ExecutorServer::consume() noexcept {
       }
       static_cast<void>(commands.wait(std::chrono::nanoseconds(0), kPollingSleep));
     } else {
-      static_cast<void>(commands.wait(kSpin, kIdleSleep));
+      static_cast<void>(commands.wait(cores.spare() ? kSpin : std::chrono::microseconds(0), kIdleSleep));
     }
   }
 }

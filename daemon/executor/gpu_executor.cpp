@@ -106,6 +106,10 @@ int run_gpu_executor(const devices::BackendCatalog& catalog, ExecutorArgs args) 
   settings.backends = {args.backend};
   settings.options = args.options;
   settings.options[args.backend + ".ordinal"] = std::to_string(args.ordinal);
+  // accordd reads CUDA's completion flags itself (completion words) and this process's
+  // consumer polls the device while it spins, so the backend's own completion thread need
+  // not spin after each completion (with many executors, one more busy thread each).
+  if (args.backend == "cuda") settings.options.try_emplace("cuda.poll_spin_us", "0");
   const devices::BackendFactory* factory = nullptr;
   for (const devices::Backend& backend : catalog.backends())
     if (backend.name == args.backend) factory = &backend.factory;

@@ -1,7 +1,8 @@
 // SpareCoreProbe: whether this machine has a core to spare, so that a thread waiting for
-// accordd may spin on it. Spinning answers sooner only while the thread it waits for
-// (accordd's ring poller) has a core of its own; with every core taken, the spinner is
-// what keeps that thread off one. Read from the kernel's count of runnable threads
+// another (a client for accordd's ring poller, a GPU executor's consumer for accordd's
+// launches) may spin on it. Spinning answers sooner only while the thread it waits for
+// has a core of its own; with every core taken, the spinner is what keeps that thread
+// off one. Read from the kernel's count of runnable threads
 // (/proc/loadavg, fourth field) against the CPUs this process may run on, at most once
 // per kSamplePeriod and after a wait (never on a wait's path).
 // Thread-safety: every member is thread-safe.
@@ -13,7 +14,7 @@
 
 #include "client/api/unique_fd.h"
 
-namespace accord::detail {
+namespace accord::wire {
 
 class SpareCoreProbe {
  public:
@@ -36,4 +37,4 @@ class SpareCoreProbe {
   std::atomic<std::int64_t> sampled_ns_{0};  // steady clock; claimed by CAS
 };
 
-}  // namespace accord::detail
+}  // namespace accord::wire
