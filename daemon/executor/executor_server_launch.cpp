@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/executor/executor_server.h"
-#include "proto/wire/spare_core_probe.h"
+#include "client/api/spare_core_probe.h"
 
 namespace accord::executor {
 namespace {
@@ -59,7 +59,7 @@ void ExecutorServer::consume() noexcept {
   CommandEntry entry;
   auto last_command = std::chrono::steady_clock::now();
   std::uint32_t spins = 0;
-  wire::SpareCoreProbe cores;
+  SpareCoreProbe cores;
   while (!stop_.load(std::memory_order_acquire)) {
     const wire::PopResult popped = commands.try_pop(entry);
     if (popped == wire::PopResult::Corrupt) {

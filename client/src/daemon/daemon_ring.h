@@ -20,7 +20,7 @@
 #include "accord/completion.h"
 #include "accord/status.h"
 #include "client/api/unique_fd.h"
-#include "proto/wire/spare_core_probe.h"
+#include "client/api/spare_core_probe.h"
 #include "proto/wire/submission_ring.h"
 
 namespace accord::detail {
@@ -116,7 +116,7 @@ class DaemonRing {
   wire::SubmissionRing ring_;
   const int session_socket_;
   const std::chrono::microseconds spin_;
-  wire::SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now
+  SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now
   std::mutex push_mu_;
   wire::RingProducer<wire::SubmitEntry> requests_;
   std::mutex read_mu_;

@@ -2,13 +2,13 @@
 // now, in a file of one short line; /proc/stat has the same count after a line per CPU
 // and every interrupt counter. Other processes' threads count too, which is the point:
 // a core another program is using is not spare either.
-#include "proto/wire/spare_core_probe.h"
+#include "client/api/spare_core_probe.h"
 
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
-namespace accord::wire {
+namespace accord {
 
 SpareCoreProbe::SpareCoreProbe() : loadavg_(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)) {
   cpu_set_t set;
@@ -42,4 +42,4 @@ void SpareCoreProbe::refresh() noexcept {
   spare_.store(running <= cpus_, std::memory_order_relaxed);
 }
 
-}  // namespace accord::wire
+}  // namespace accord

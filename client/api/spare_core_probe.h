@@ -14,7 +14,7 @@
 
 #include "client/api/unique_fd.h"
 
-namespace accord::wire {
+namespace accord {
 
 class SpareCoreProbe {
  public:
@@ -37,4 +37,4 @@ class SpareCoreProbe {
   std::atomic<std::int64_t> sampled_ns_{0};  // steady clock; claimed by CAS
 };
 
-}  // namespace accord::wire
+}  // namespace accord
