@@ -326,16 +326,11 @@ void ExecutorServer::await_reports(std::unique_ptr<Region>& region) noexcept {
   // the report is due, since the GPU has finished, so look for it until it is pushed.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (std::uint32_t slot = 0; slot < region->slots; ++slot) {
-    while (region->sinks[slot].in_flight.load(std::memory_order_acquire)) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        // Destroying it could crash this process in the device's completion thread.
-        spdlog::error("{}: region released with a launch in slot {} still unreported after 10 s; kept", label_,
-                      slot);
-        static_cast<void>(region.release());
-        return;
-      }
-      if (polls_) device_->poll_completions();
-      else std::this_thread::yield();
+    if (!await_report(region->sinks[slot], [&] { return std::chrono::steady_clock::now() > deadline; })) {
+      // Destroying it could crash this process in the device's completion thread.
+      spdlog::error("{}: region released with a launch in slot {} still unreported after 10 s; kept", label_, slot);
+      static_cast<void>(region.release());
+      return;
     }
   }
 }

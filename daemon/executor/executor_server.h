@@ -91,6 +91,17 @@ class ExecutorServer final : private devices::DeviceListener {
   // Waits until every slot of `region` (released by accordd) has been reported here; on a
   // timeout it leaks the region rather than free what the device may still touch.
   void await_reports(std::unique_ptr<Region>& region) noexcept;
+  // Until `sink`'s launch is reported here, looks at the device (or yields); false when
+  // `give_up()` said so first.
+  template <class GiveUp>
+  bool await_report(const SlotSink& sink, GiveUp give_up) noexcept {
+    while (sink.in_flight.load(std::memory_order_acquire)) {
+      if (give_up()) return false;
+      if (polls_) device_->poll_completions();
+      else std::this_thread::yield();
+    }
+    return true;
+  }
   [[noreturn]] void report_loss_and_exit();
 
   std::unique_ptr<devices::Device> device_;

@@ -135,11 +135,7 @@ void ExecutorServer::launch(const CommandEntry& first, wire::RingConsumer<Comman
   SlotSink& sink = region.sinks[first.slot];
   // The slot's last launch ended (accordd saw its word) but the device has not reported
   // it yet: it will at its next look, which this thread makes when the device polls.
-  while (sink.in_flight.load(std::memory_order_acquire)) {
-    if (stop_.load(std::memory_order_acquire)) return;
-    if (polls_) device_->poll_completions();
-    else std::this_thread::yield();
-  }
+  if (!await_report(sink, [&] { return stop_.load(std::memory_order_acquire); })) return;
   sink.in_flight.store(true, std::memory_order_relaxed);
   sink.launch = first.launch;
   in_flight_.fetch_add(1, std::memory_order_acq_rel);

@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "accord/accord.h"
@@ -303,6 +304,21 @@ void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
   }
 }
 
+// Times `first` and `second` in 8 alternating rounds (50 unmeasured runs of each before
+// every round), so drift on the machine touches both alike; `iterations` samples each.
+template <class First, class Second>
+std::pair<Summary, Summary> interleaved(const First& first, const Second& second, std::size_t iterations) {
+  std::vector<double> a_samples, b_samples;
+  for (int round = 0; round < 8; ++round) {
+    for (std::size_t i = 0; i < 50; ++i) first.run_once(), second.run_once();
+    auto a = time_samples_us(iterations / 8, [&] { first.run_once(); });
+    auto b = time_samples_us(iterations / 8, [&] { second.run_once(); });
+    a_samples.insert(a_samples.end(), a.begin(), a.end());
+    b_samples.insert(b_samples.end(), b.begin(), b.end());
+  }
+  return {summarize(a_samples), summarize(b_samples)};
+}
+
 // The hop to a GPU executor (issue 10): the same Accord chain with the GPU driven in this
 // process and in an executor process (accordd --gpu-executor, through shared-memory
 // rings), interleaved in rounds. Goal: at most 1 us added at p50.
@@ -314,15 +330,7 @@ void executor_latency(std::size_t iterations) {
   for (std::size_t kernels : {1, 10}) {
     AccordChain local(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
     AccordChain remote(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {}, ACCORD_BENCH_ACCORDD);
-    std::vector<double> l_samples, r_samples;
-    for (int round = 0; round < 8; ++round) {
-      for (std::size_t i = 0; i < 50; ++i) local.run_once(), remote.run_once();
-      auto l = time_samples_us(iterations / 8, [&] { local.run_once(); });
-      auto r = time_samples_us(iterations / 8, [&] { remote.run_once(); });
-      l_samples.insert(l_samples.end(), l.begin(), l.end());
-      r_samples.insert(r_samples.end(), r.begin(), r.end());
-    }
-    const Summary l = summarize(l_samples), r = summarize(r_samples);
+    const auto [l, r] = interleaved(local, remote, iterations);
     std::printf("  %-8zu %14.2f %14.2f %14.2f %14.2f %12.2f\n", kernels, l.p50, l.p99, r.p50, r.p99, r.p50 - l.p50);
   }
 }
@@ -352,15 +360,7 @@ void daemon_latency(const cu::CudaSymbols& cuda, std::size_t iterations, bool ex
     AccordChain remote(unwrap(Runtime::connect(accordd.grpc_socket(), options), "Runtime::connect"), kernels, 0,
                        {1, 1, 1}, {32, 1, 1});
     direct.bind_thread();
-    std::vector<double> d_samples, a_samples;
-    for (int round = 0; round < 8; ++round) {
-      for (std::size_t i = 0; i < 50; ++i) direct.run_once(), remote.run_once();
-      auto d = time_samples_us(iterations / 8, [&] { direct.run_once(); });
-      auto a = time_samples_us(iterations / 8, [&] { remote.run_once(); });
-      d_samples.insert(d_samples.end(), d.begin(), d.end());
-      a_samples.insert(a_samples.end(), a.begin(), a.end());
-    }
-    const Summary d = summarize(d_samples), a = summarize(a_samples);
+    const auto [d, a] = interleaved(direct, remote, iterations);
     std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
   }
 }
