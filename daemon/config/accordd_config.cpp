@@ -260,6 +260,7 @@ struct Setting {
 
 // Settings whose value has the same limits from either source.
 constexpr std::int64_t kMaxWorkers = 64;  // DaemonConfig::validate() agrees
+constexpr std::int64_t kMaxRingPollers = 64;  // DaemonConfig::validate() agrees
 constexpr std::int64_t kMaxSessions = 65536;
 constexpr std::int64_t kMaxObjects = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxSubmissions = std::int64_t{1} << 20;
@@ -328,6 +329,18 @@ const Setting kSettings[] = {
     {"workers", "--workers", "N", "engine worker threads", Shape::Scalar,
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
        ACCORD_SET(c.daemon.worker_threads, get_count(v[0], 1, kMaxWorkers));
+       return {};
+     }},
+    {"ring_pollers", "--ring-pollers", "N",
+     "threads serving the sessions' submission rings, or auto (at least one per 127 sessions)", Shape::Scalar,
+     [](std::span<const Input> v, AccorddConfig& c) -> Status {
+       const Input& in = v[0];
+       const auto* s = in.node ? in.node->as_string() : nullptr;
+       if ((s && s->get() == "auto") || (!in.node && in.text == "auto")) {
+         c.daemon.ring_poller_threads = 0;
+         return {};
+       }
+       ACCORD_SET(c.daemon.ring_poller_threads, get_count(in, 1, kMaxRingPollers));
        return {};
      }},
     {"max_sessions", "--max-sessions", "N", "concurrent client sessions", Shape::Scalar,
@@ -777,6 +790,8 @@ std::string to_toml(const AccorddConfig& config) {
   write_array(out, d.allowed_gids, id_writer);
   out << "\nallow_all_users = " << (d.allow_all_users ? "true" : "false")
       << "\nworkers = " << d.worker_threads
+      << "\nring_pollers = "
+      << (d.ring_poller_threads == 0 ? std::string("\"auto\"") : std::to_string(d.ring_poller_threads))
       << "\nmax_sessions = " << d.max_sessions
       << "\nmax_objects = " << d.max_objects_per_session
       << "\nmax_submissions = " << d.session_limits.max_submissions

@@ -4,6 +4,8 @@
 // scheduler_watchdog.cpp.
 #include "daemon/engine/scheduler.h"
 
+#include <sched.h>
+
 #include "client/api/futex.h"
 
 namespace accord::engine {
@@ -29,6 +31,9 @@ Scheduler::Scheduler(devices::DeviceRegistry& devices, StatCounters& engine_stat
       options_(std::move(options)),
       inline_mode_(options_.workers == 0) {
   quarantine_.reserve(16);
+  for (std::size_t d = 0; d < devices_.size(); ++d)
+    if (devices_.at(static_cast<devices::DeviceIndex>(d)).completes_by_polling())
+      polling_devices_.push_back(static_cast<devices::DeviceIndex>(d));
   devices_.set_loss_observer(this);
   workers_.reserve(options_.workers);
   for (std::size_t i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -273,14 +278,20 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // trip (sleeping and being woken costs 5-10 us on a 2-core VM). A device that
     // completes by polling (a GPU's flags) is polled here, so this thread sees its region
     // end without the device's thread waking it; then it looks for what became ready.
+    // With every core taken (sixteen tenants polling on sixteen cores), a poller gives its
+    // core up between looks: the thread that would end its wait (a GPU executor's
+    // consumer, woken to launch) is otherwise queued behind pollers for a scheduler slice.
     const bool polls = polls_devices(submission.graph());
+    if (polls) spare_cores_.refresh();
+    const bool yield = polls && !spare_cores_.spare();
     const auto spin_until = Clock::now() + (polls ? options_.device_wait_spin : kWaitSpin);
     while (!submission.terminal() && Clock::now() < spin_until) {
       if (polls) {
         for (devices::DeviceIndex d : submission.graph().devices()) devices_.at(d).poll_completions();
         if (progress_.load() != seen) break;
       }
-      cpu_relax();
+      if (yield) sched_yield();
+      else cpu_relax();
     }
     // A region of ours runs on a device whose end this thread can block on (an NPU's
     // fence): block there, so the device wakes this thread itself, instead of waking its
@@ -305,6 +316,10 @@ std::optional<devices::DeviceIndex> Scheduler::waitable_device_locked(const Subm
     if (submission.runs[r].state == RegionState::Running && devices_.at(regions[r].device).completes_by_waiting())
       return regions[r].device;
   return std::nullopt;
+}
+
+void Scheduler::poll_devices() noexcept {
+  for (devices::DeviceIndex d : polling_devices_) devices_.at(d).poll_completions();
 }
 
 bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "accord/status.h"
+#include "client/api/spare_core_probe.h"
 #include "daemon/devices/device_registry.h"
 #include "daemon/engine/lease_waiter.h"
 #include "daemon/engine/prepared_graph.h"
@@ -78,6 +79,10 @@ class Scheduler final : private devices::DeviceLossObserver {
   Scheduler& operator=(const Scheduler&) = delete;
 
   Result<Submission*> submit(PreparedGraph& graph, std::span<Submission* const> producers);
+  // Polls every device that completes by polling (GPUs), reporting on this thread what
+  // ended: for threads awake anyway with nothing to do (accordd's ring pollers). Cheap
+  // when nothing runs there; never blocks.
+  void poll_devices() noexcept;
   // As submit(), then runs on the calling thread every region of the new submission
   // that is ready now, host regions included, instead of waking a worker for them.
   // Never waits: regions not ready yet are left to the workers. For a caller that knows
@@ -238,6 +243,8 @@ class Scheduler final : private devices::DeviceLossObserver {
   // Bumped on every region or submission end; inline-mode helpers sleep on it and
   // polling waiters watch it.
   std::atomic<std::uint32_t> progress_{0};
+  SpareCoreProbe spare_cores_;  // whether a thread polling a GPU may keep its core
+  std::vector<devices::DeviceIndex> polling_devices_;  // those that complete by polling; set at construction
   std::atomic<std::uint32_t> progress_waiters_{0};
   // Every live session, for the watchdog and device loss (never the hot path).
   std::mutex sessions_mu_;

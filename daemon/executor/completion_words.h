@@ -107,6 +107,9 @@ class CompletionWatch {
   // True when an armed launch's word reads 1: a sweep would report something. Reads only;
   // for a thread deciding whether to sleep.
   bool any_done() const noexcept;
+  // Whether some slot may have a launch in flight (false positives: the summary is
+  // cleared lazily by sweeps). One load, for a thread deciding whether to sweep at all.
+  bool armed() const noexcept { return summary_.load(std::memory_order_relaxed) != 0; }
 
  private:
   static constexpr std::size_t kWords = kCapacity / 64;

@@ -147,6 +147,7 @@ void ExecutorDevice::install(std::shared_ptr<Connection> connection) {
     SpinGuard consume(consume_lock_);
     consume_connection_ = raw;
   }
+  words_in_use_.store(raw->words != nullptr, std::memory_order_release);
   {
     std::lock_guard lock(connection_mu_);
     connection_ = std::move(connection);
@@ -441,10 +442,15 @@ bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
 }
 
 void ExecutorDevice::poll_completions() noexcept {
+  // With completion words, nothing armed means no launch in flight that a sweep could
+  // report (a launch's error record comes while its slot is armed): return after one
+  // load, so that idle helpers (accordd's spinning ring pollers) cost nothing here.
+  if (words_in_use_.load(std::memory_order_relaxed) && !watch_.armed()) return;
   // Seen by the completion thread, which then leaves the queue to the helpers: a
   // completion is best reported on the thread waiting for it, and two threads racing
-  // for the consume lock only move its cache line back and forth.
-  helper_polls_.fetch_add(1, std::memory_order_relaxed);
+  // for the consume lock only move its cache line back and forth. Written only when the
+  // completion thread has looked since, so that many helpers do not bounce its line.
+  if (!helper_polled_.load(std::memory_order_relaxed)) helper_polled_.store(true, std::memory_order_relaxed);
   collect();
 }
 
@@ -525,7 +531,6 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
 
 void ExecutorDevice::complete_loop() noexcept {
   std::uint32_t seen_tail = 0;
-  std::uint64_t seen_polls = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     std::shared_ptr<Connection> connection;
     {
@@ -542,8 +547,7 @@ void ExecutorDevice::complete_loop() noexcept {
     // polled since its last look. Sleeping, not pausing: with many tenants, a resting
     // thread per GPU executor that spins takes the cores the waiters need (16 tenants
     // on 16 cores fell to 31,000 graphs/s on the H200).
-    if (const std::uint64_t polls = helper_polls_.load(std::memory_order_relaxed); polls != seen_polls) {
-      seen_polls = polls;
+    if (helper_polled_.load(std::memory_order_relaxed) && helper_polled_.exchange(false, std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;
     }

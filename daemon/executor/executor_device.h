@@ -208,8 +208,11 @@ class ExecutorDevice final : public devices::Device {
   // Sweeps the completion words, then drains the queue: what a helper and the completion
   // thread both do.
   void collect() noexcept;
-  // Counts helpers' poll_completions() calls; the completion thread rests while it moves.
-  std::atomic<std::uint64_t> helper_polls_{0};
+  // Set by helpers' poll_completions(), cleared by the completion thread, which rests
+  // while helpers keep setting it.
+  std::atomic<bool> helper_polled_{false};
+  // The live connection maps the executor's completion words (its hello had an arena).
+  std::atomic<bool> words_in_use_{false};
 
   std::thread supervisor_;
   std::thread completer_;

@@ -2,6 +2,7 @@
 // (ARCHITECTURE.md: stop accepting, refuse new sessions, drain, close, stop the engine).
 #include "daemon/service/daemon.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string_view>
+#include <thread>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -19,6 +21,7 @@
 #include "daemon/emulation/npu_emulator_env.h"
 #include "daemon/service/accord_service.h"
 #include "daemon/service/grpc_listener.h"
+#include "proto/wire/ring_poller.h"
 #include "daemon/service/session_channel_server.h"
 
 namespace accord::service {
@@ -31,7 +34,7 @@ Status DaemonConfig::validate() const {
   if (max_objects_per_session == 0) return invalid_error("max_objects must be nonzero");
   if (max_message_bytes < 4096) return invalid_error("max_message_bytes must be at least 4096");
   if (worker_threads == 0 || worker_threads > 64) return invalid_error("workers must be in 1..64");
-  if (ring_poller_threads == 0 || ring_poller_threads > 64) return invalid_error("ring_poller_threads must be in 1..64");
+  if (ring_poller_threads > 64) return invalid_error("ring_pollers must be in 1..64, or 0 for automatic");
   if (watchdog_timeout <= std::chrono::milliseconds::zero()) return invalid_error("watchdog_seconds must be positive");
   // Checked here as well as by open_devices, so that --check-config reports it.
   const std::vector<std::string> built = devices::built_backends();
@@ -54,7 +57,21 @@ Status DaemonConfig::validate() const {
   return session_limits.validate();
 }
 
+std::size_t ring_pollers_for(std::size_t configured, std::size_t max_sessions, unsigned cpus) noexcept {
+  const std::size_t wanted = configured > 0 ? configured : std::clamp<std::size_t>(cpus / 2, 2, 16);
+  const std::size_t needed = (max_sessions + wire::RingPoller::kRingsPerThread - 1) / wire::RingPoller::kRingsPerThread;
+  return std::min<std::size_t>(std::max(wanted, needed), 64);
+}
+
 namespace {
+
+// The CPUs this process may run on (its affinity mask), as the poller count's base.
+unsigned usable_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 // The devices accordd starts with, in the log: operators read why a GPU is missing here.
 void log_devices(const devices::DeviceRegistry& registry) {
@@ -140,12 +157,7 @@ class Daemon::Impl {
     channel.isolated_gids = config_.isolated_gids;
     channel.max_message_bytes = config_.max_message_bytes;
     wire::RingPollerOptions poller;
-    // Enough threads for a ring per session (a thread serves at most kRingsPerThread): a
-    // session refused a ring falls back to gRPC at many times the cost. At most 64, since
-    // each idle thread still wakes every max_sleep; sessions beyond 8,128 use gRPC.
-    const std::size_t needed = (config_.max_sessions + wire::RingPoller::kRingsPerThread - 1) /
-                               wire::RingPoller::kRingsPerThread;
-    poller.threads = std::max(config_.ring_poller_threads, std::min<std::size_t>(needed, 64));
+    poller.threads = ring_pollers_for(config_.ring_poller_threads, config_.max_sessions, usable_cpus());
     auto rings = RingService::start(engine_->scheduler(), poller);
     if (!rings.ok()) return std::move(rings).status();
     rings_ = std::move(rings).value();

@@ -4,6 +4,7 @@
 // Thread-safety: every member is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,8 +46,12 @@ class RingService final : private wire::RingHandler {
   bool can_take(wire::ServedRing& ring) noexcept override;
   void on_entry(wire::ServedRing& ring, const wire::SubmitEntry& entry) noexcept override;
   void on_corrupt(wire::ServedRing& ring) noexcept override;
+  void on_idle() noexcept override;
 
   engine::Scheduler& scheduler_;
+  // One idle poller at a time polls the devices; the others see it held with a load
+  // and go on spinning on their rings.
+  std::atomic<bool> polling_devices_{false};
   std::unique_ptr<wire::RingPoller> poller_;
   mutable std::mutex mu_;
   std::unordered_map<std::uint64_t, std::shared_ptr<SessionRing>> rings_;  // by session id

@@ -199,6 +199,7 @@ void RingPoller::run(Thread& self) noexcept {
       continue;
     }
     if (Clock::now() - last_entry < options_.spin) {
+      handler_.on_idle();
       cpu_relax();
       continue;
     }

@@ -49,6 +49,11 @@ class RingHandler {
   // The ring's producer index is impossible: the ring is no longer served (remove() is
   // still the owner's to call). Runs on a poller thread, once.
   virtual void on_corrupt(ServedRing& ring) noexcept = 0;
+  // Called over and over while a poller thread spins with no entry to take: work that
+  // a thread awake anyway may do instead of pausing (accordd looks at its GPUs'
+  // completion words, so a GPU region's end is answered without waking another thread).
+  // Must be cheap when there is nothing to do, and must not block.
+  virtual void on_idle() noexcept {}
 
  protected:
   ~RingHandler() = default;

@@ -1,13 +1,13 @@
 // Many tenants through the real accordd (issue "Submission ring and many tenants"):
 //   1. submissions per second of a one-region host graph (accord.add_f32 over 16 floats)
-//      with 1, 2, 4, 16 and 64 client processes, each its own session looping
+//      with 1, 2, 4, 8, 16 and 64 client processes, each its own session looping
 //      submit -> wait -> drop (over the ring) for --seconds;
 //   2. 256 client processes connected at once, each submitting now and then (every 50 to
 //      150 ms) for --seconds: how many were refused, how many submissions failed or took
 //      over a second (starved), and ListDevices from one more session meanwhile; then
 //      accordd's CPU time over 10 s with all 256 connected and idle.
 // Every client checks its graph's result. Prints tables; asserts nothing else.
-//   daemon_scale_bench [--seconds S] [--accordd PATH] [--config throughput|sessions]
+//   daemon_scale_bench [--seconds S] [--accordd PATH] [--config throughput|sessions] [--ring-pollers N]
 // Clients are this binary run again (--child ...), started together through files in a
 // temporary directory: each says it is ready, the parent then writes when to start.
 #include <spawn.h>
@@ -195,7 +195,7 @@ void throughput(const DaemonProcess& accordd, std::chrono::seconds duration) {
   std::printf("  %9s %14s %10s %10s %14s %10s\n", "processes", "submissions/s", "p50 us", "p99 us", "accordd cpu/sub",
               "bad");
   const auto clock = cpu_clock_of(accordd.pid());
-  for (int n : {1, 2, 4, 16, 64}) {
+  for (int n : {1, 2, 4, 8, 16, 64}) {
     Clients clients = spawn_clients("loop", accordd.grpc_socket(), n);
     const std::int64_t start = now_ns() + 300'000'000;  // every client sees the go file first
     const std::int64_t end = start + std::chrono::nanoseconds(duration).count();
@@ -274,23 +274,30 @@ int main(int argc, char** argv) {
   accordd_path = ACCORD_ACCORDD_PATH;
 #endif
   std::string config;
+  std::string ring_pollers;  // accordd's own choice unless given
   long long seconds = 5;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--seconds") == 0 && has_value) seconds = std::atoll(argv[++i]);
     else if (std::strcmp(argv[i], "--accordd") == 0 && has_value) accordd_path = argv[++i];
     else if (std::strcmp(argv[i], "--config") == 0 && has_value) config = argv[++i];
+    else if (std::strcmp(argv[i], "--ring-pollers") == 0 && has_value) ring_pollers = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--accordd PATH] [--config throughput|sessions]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--seconds S] [--accordd PATH] [--config throughput|sessions] [--ring-pollers N]\n",
+                   argv[0]);
       return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
     }
   }
   constexpr int kSessions = 256;
   unsetenv("ACCORD_SESSION_SOCKET");  // Runtime::connect must find the spawned daemon's channel
   // Room for the 256 clients, the observer, and a margin.
-  DaemonProcess accordd(accordd_path, {"--devices", "host", "--max-sessions", std::to_string(kSessions + 16)});
-  std::printf("daemon_scale_bench: accordd %s (pid %d), clients over the submission ring\n", accordd_path.c_str(),
-              static_cast<int>(accordd.pid()));
+  std::vector<std::string> args = {"--devices", "host", "--max-sessions", std::to_string(kSessions + 16)};
+  if (!ring_pollers.empty()) args.insert(args.end(), {"--ring-pollers", ring_pollers});
+  DaemonProcess accordd(accordd_path, args);
+  std::printf("daemon_scale_bench: accordd %s (pid %d, ring pollers: %s), clients over the submission ring\n",
+              accordd_path.c_str(), static_cast<int>(accordd.pid()),
+              ring_pollers.empty() ? "accordd's default" : ring_pollers.c_str());
   if (config.empty() || config == "throughput") throughput(accordd, std::chrono::seconds(seconds));
   if (config.empty() || config == "sessions") sessions(accordd, std::chrono::seconds(seconds * 2), kSessions);
   print_machine_line();

@@ -255,3 +255,21 @@ TEST_CASE("memory budget: allocations past it are RESOURCE_EXHAUSTED", "[daemon]
 }
 
 }  // namespace robustness
+
+namespace robustness {
+namespace {
+
+TEST_CASE("ring pollers: automatic is half the CPUs within 2..16, and one per 127 sessions at least",
+          "[daemon][robustness]") {
+  using accord::service::ring_pollers_for;
+  CHECK(ring_pollers_for(0, 256, 2) == 3);  // 256 sessions need 3 threads of 127 rings
+  CHECK(ring_pollers_for(0, 16, 2) == 2);
+  CHECK(ring_pollers_for(0, 16, 16) == 8);
+  CHECK(ring_pollers_for(0, 16, 128) == 16);
+  CHECK(ring_pollers_for(5, 16, 128) == 5);    // as configured
+  CHECK(ring_pollers_for(1, 1000, 2) == 8);    // but never fewer than the sessions need
+  CHECK(ring_pollers_for(1, 100000, 2) == 64);  // nor more than 64
+}
+
+}  // namespace
+}  // namespace robustness

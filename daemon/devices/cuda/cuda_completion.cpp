@@ -50,9 +50,11 @@ void CudaCompletionQueue::push(CudaSlot& slot) noexcept {
 }
 
 int CudaCompletionQueue::poll() noexcept {
-  if (stopped_.load(std::memory_order_acquire)) return 0;
+  // Nothing in flight: one load, so that idle helpers (accordd's spinning ring pollers)
+  // cost nothing and leave this queue's thread alone.
+  if (stopped_.load(std::memory_order_acquire) || in_flight_.load(std::memory_order_acquire) == 0) return 0;
   helped_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
-  if (in_flight_.load(std::memory_order_acquire) == 0 || !try_take_sweep()) return 0;
+  if (!try_take_sweep()) return 0;
   splice_incoming();
   const int reported = sweep();
   give_back_sweep();

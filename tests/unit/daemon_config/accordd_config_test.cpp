@@ -288,6 +288,23 @@ TEST_CASE("watchdog_seconds sets the engine's watchdog", "[daemon][config]") {
   require_invalid_flags({"--watchdog-seconds", "-1"}, "--watchdog-seconds");
 }
 
+TEST_CASE("ring_pollers sets the threads serving submission rings", "[daemon][config]") {
+  auto flag = load({"--ring-pollers", "8"});
+  REQUIRE(flag.ok());
+  CHECK(flag->daemon.ring_poller_threads == 8);
+  TempConfig file("ring_pollers = 4\n");
+  auto from_file = load({"--config", file.path()});
+  REQUIRE(from_file.ok());
+  CHECK(from_file->daemon.ring_poller_threads == 4);
+  auto automatic = load({"--config", file.path(), "--ring-pollers", "auto"});
+  REQUIRE(automatic.ok());
+  CHECK(automatic->daemon.ring_poller_threads == 0);
+  require_invalid_file("ring_pollers = 0\n", {"'ring_pollers'", "between 1 and"});
+  require_invalid_file("ring_pollers = \"many\"\n", {"'ring_pollers'"});
+  require_invalid_file("ring_pollers = 65\n", {"'ring_pollers'", "between 1 and"});
+  require_invalid_flags({"--ring-pollers", "x"}, "--ring-pollers");
+}
+
 TEST_CASE("npu_emulator is a switch, from the file or --npu-emulator", "[daemon][config]") {
   auto flag = load({"--npu-emulator"});
   REQUIRE(flag.ok());

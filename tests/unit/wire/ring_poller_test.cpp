@@ -1,6 +1,7 @@
 // RingPoller (proto/wire/ring_poller.h): every entry of every ring reaches the handler
 // once and in order, a sleeping poller wakes for a push, a corrupt ring is dropped while
-// the others go on, remove() waits out a running handler, and a full poller says Busy.
+// the others go on, remove() waits out a running handler, a full poller says Busy, and
+// on_idle is called while a poller spins, never while it sleeps.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -217,6 +218,40 @@ TEST_CASE("a poller serving as many rings as it can refuses one more with Busy",
   push_tag(pairs.back(), 9);  // the last ring is served like the first
   REQUIRE(handler.wait_for_count(4, 1));
   for (auto& p : pairs) poller->remove(*p.served);
+}
+
+
+// Counts on_idle() calls (the hook accordd uses to look at its GPUs' completion words).
+class IdleCountingHandler final : public RingHandler {
+ public:
+  void on_entry(ServedRing&, const SubmitEntry&) noexcept override { entries.fetch_add(1); }
+  void on_corrupt(ServedRing&) noexcept override {}
+  void on_idle() noexcept override { idles.fetch_add(1); }
+  std::atomic<int> entries{0};
+  std::atomic<long> idles{0};
+};
+
+TEST_CASE("a poller calls on_idle while it spins after an entry, and not once asleep", "[wire][poller]") {
+  IdleCountingHandler handler;
+  auto poller = start_poller(handler, 1);  // spins 20 us after its last entry
+  Pair p = make_pair(0);
+  REQUIRE(poller->add(p.served).ok());
+  // Asleep on the doorbell: on_idle has stopped being called.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (p.client.submissions().bell->sleepers.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  REQUIRE(p.client.submissions().bell->sleepers.load() == 1);
+  const long asleep = handler.idles.load();
+  std::this_thread::sleep_for(20ms);
+  CHECK(handler.idles.load() == asleep);
+  // An entry wakes it; it spins again, calling on_idle, then sleeps once more.
+  push_tag(p, 7);
+  while (handler.entries.load() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  REQUIRE(handler.entries.load() == 1);
+  while (p.client.submissions().bell->sleepers.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  CHECK(handler.idles.load() > asleep);
+  poller->remove(*p.served);
 }
 
 }  // namespace
