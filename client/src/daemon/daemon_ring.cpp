@@ -19,13 +19,6 @@ constexpr auto kSlice = std::chrono::milliseconds(50);
 // when it runs; when it does not, it is waiting for the core this thread spins on).
 constexpr std::chrono::nanoseconds kBusySpin = std::chrono::microseconds(8);
 constexpr std::chrono::nanoseconds kUntakenSpin = std::chrono::microseconds(2);
-// After this many busy spins in a row that ended without an answer, answers take longer
-// than kBusySpin here (64 clients on 16 cores: 40 us at p50), and spinning only burns the
-// core accordd's pollers need: spin kHopelessSpin instead, and in full once every
-// kProbeEvery waits, to notice when answers come quickly again.
-constexpr std::uint32_t kMissesBeforeGivingUp = 4;
-constexpr std::uint32_t kProbeEvery = 16;
-constexpr std::chrono::nanoseconds kHopelessSpin = std::chrono::microseconds(1);
 std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
   return (std::uint64_t{generation} << 32) | index;
 }
@@ -208,8 +201,12 @@ bool DaemonRing::drain() {
   }
   lock.unlock();
   if (read) {
-    // Threads asleep on the doorbell for tickets settled here wake and look.
-    wire::ring_doorbell(*ring_.completions().bell);
+    // Threads of this process asleep on the doorbell for tickets settled here wake and
+    // look. Only when one is counted: the doorbell's line is the one accordd rings with
+    // each answer, and touching it here would pull it across cores on every round trip.
+    // An RMW, for the order ring_doorbell explains: either it sees a sleeper's count, or
+    // that sleeper's re-check sees the tickets published above.
+    if (sleeping_here_.fetch_add(0, std::memory_order_acq_rel) != 0) wire::ring_doorbell(*ring_.completions().bell);
     // Entries accordd passed over while its answers had no room are taken now.
     // (Shared indices only: the producer's own copy belongs to whoever holds push_mu_.)
     if (ring_.submissions().tail->value.load(std::memory_order_acquire) !=
@@ -275,20 +272,6 @@ bool DaemonRing::spin_until(Ready ready, std::chrono::nanoseconds limit, bool wa
   }
 }
 
-bool DaemonRing::busy_spin_pays() noexcept {
-  if (busy_misses_.load(std::memory_order_relaxed) < kMissesBeforeGivingUp) return true;
-  return busy_probes_.fetch_add(1, std::memory_order_relaxed) % kProbeEvery == 0;
-}
-
-void DaemonRing::note_busy_spin(bool answered) noexcept {
-  if (answered) {
-    busy_misses_.store(0, std::memory_order_relaxed);
-    return;
-  }
-  const std::uint32_t misses = busy_misses_.load(std::memory_order_relaxed);
-  if (misses < kMissesBeforeGivingUp) busy_misses_.store(misses + 1, std::memory_order_relaxed);
-}
-
 template <class Done>
 Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout) {
   using Clock = std::chrono::steady_clock;
@@ -313,14 +296,14 @@ Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout)
     // spare; otherwise a few microseconds, for an answer accordd is about to write.
     if (!std::exchange(spun, true)) {
       const bool spare = cores_.spare();
-      const bool full = spare || busy_spin_pays();
-      const std::chrono::nanoseconds limit = spare ? std::chrono::nanoseconds(spin_) : full ? kBusySpin : kHopelessSpin;
-      const bool answered = spin_until(ready, std::min({limit, std::chrono::nanoseconds(spin_), slice}), !spare);
-      if (!spare) note_busy_spin(answered);
-      if (answered) continue;
+      const std::chrono::nanoseconds limit = spare ? std::chrono::nanoseconds(spin_) : kBusySpin;
+      if (spin_until(ready, std::min({limit, std::chrono::nanoseconds(spin_), slice}), !spare)) continue;
     }
     cores_.refresh();  // here, where the thread is about to sleep anyway
+    // Counted here first, then the re-check inside wait_doorbell: see drain().
+    sleeping_here_.fetch_add(1, std::memory_order_acq_rel);
     wire::wait_doorbell(*queue.bell, std::chrono::nanoseconds(0), slice, ready);
+    sleeping_here_.fetch_sub(1, std::memory_order_relaxed);
     if (!done() && accordd_gone()) return device_lost_error("accordd closed the session while a submission was pending");
   }
 }

@@ -31,8 +31,7 @@ class DaemonRing {
   // (beyond that submit() is Busy and the caller uses gRPC). `session_socket` (borrowed)
   // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
   // `spin`: how long a waiting thread spins before it sleeps on the doorbell, while the
-  // machine has a core to spare (SpareCoreProbe); at most a few microseconds otherwise,
-  // and one while those spins keep ending without an answer.
+  // machine has a core to spare (SpareCoreProbe); at most a few microseconds otherwise.
   static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
                                                     std::chrono::microseconds spin);
 
@@ -110,10 +109,6 @@ class DaemonRing {
   // accordd's poller is not taking this client's entries. Returns ready().
   template <class Ready>
   bool spin_until(Ready ready, std::chrono::nanoseconds limit, bool watch_taken) const;
-  // Whether a wait with no core to spare should spin kBusySpin (answers have been
-  // coming within it) rather than barely at all; note_busy_spin records how one ended.
-  bool busy_spin_pays() noexcept;
-  void note_busy_spin(bool answered) noexcept;
   bool accordd_gone() const;
   void free_ticket_locked(std::uint32_t index);
   static Status status_of(std::uint32_t code, const std::string& message);
@@ -122,13 +117,12 @@ class DaemonRing {
   const int session_socket_;
   const std::chrono::microseconds spin_;
   SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now
-  std::atomic<std::uint32_t> busy_misses_{0};  // busy spins in a row that saw no answer (capped)
-  std::atomic<std::uint32_t> busy_probes_{0};  // waits since giving up, for the odd full spin
   std::mutex push_mu_;
   wire::RingProducer<wire::SubmitEntry> requests_;
   std::mutex read_mu_;
   wire::RingConsumer<wire::CompletionEntry> answers_;
   std::atomic<std::uint32_t> read_to_{0};  // answers consumed so far (the reader's index)
+  std::atomic<std::uint32_t> sleeping_here_{0};  // this process's threads asleep on the answers' doorbell
   mutable std::mutex tickets_mu_;
   std::vector<std::unique_ptr<Ticket>> tickets_;
   std::vector<std::uint32_t> free_;  // reserved for every ticket
