@@ -125,7 +125,7 @@ bool SessionRing::can_take() noexcept {
     owed = owed_;
   }
   const std::lock_guard lock(answer_mu_);
-  return answers_.free_positions() >= owed + 2;
+  return answers_.has_room(static_cast<std::uint32_t>(owed + 2));
 }
 
 void SessionRing::answer(CompletionEntry entry, std::string_view message) noexcept {

@@ -51,6 +51,16 @@ class RingProducer {
     const std::uint32_t used = tail_ - view_.head->value.load(std::memory_order_acquire);
     return used >= view_.capacity ? 0 : view_.capacity - used;
   }
+  // Whether `n` more entries fit, reading the consumer's index only when the last one
+  // read does not show room for them (as full() does): on every entry a poller takes,
+  // it asks this of the answers' queue, and a read of the client's index there would
+  // be one more cache-line transfer between the processes on each round trip.
+  bool has_room(std::uint32_t n) const noexcept {
+    if (n <= view_.capacity && tail_ - known_head_ <= view_.capacity - n) return true;
+    known_head_ = view_.head->value.load(std::memory_order_acquire);
+    const std::uint32_t used = tail_ - known_head_;
+    return used <= view_.capacity && n <= view_.capacity - used;
+  }
   // The position the next push() writes (for side data such as a RingMessage).
   std::uint32_t next_position() const noexcept { return tail_ & (view_.capacity - 1); }
 

@@ -105,6 +105,27 @@ TEST_CASE("a full queue refuses a push until the consumer frees a position", "[w
   }
 }
 
+TEST_CASE("has_room counts the positions the consumer freed, and none past an impossible index", "[wire][ring]") {
+  SubmissionRing daemon = make_ring({4, 4});
+  SubmissionRing client = attach_copy(daemon);
+  RingProducer<SubmitEntry> submit(client.submissions());
+  RingConsumer<SubmitEntry> serve(daemon.submissions());
+  CHECK(submit.has_room(4));
+  CHECK_FALSE(submit.has_room(5));
+  for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(submit.try_push(submit_entry(i)));
+  CHECK(submit.has_room(1));
+  CHECK_FALSE(submit.has_room(2));
+  SubmitEntry got;
+  REQUIRE(serve.try_pop(got) == PopResult::Ok);
+  REQUIRE(serve.try_pop(got) == PopResult::Ok);
+  CHECK(submit.has_room(3));  // reads the consumer's index again
+  CHECK_FALSE(submit.has_room(4));
+  // A head past the tail (a consumer claiming entries never pushed): no room at all.
+  daemon.submissions().head->value.store(1000);
+  CHECK_FALSE(submit.has_room(4));
+  CHECK_FALSE(submit.has_room(1));
+}
+
 TEST_CASE("indices the other side scribbles on cannot move this side's own", "[wire][ring]") {
   SubmissionRing daemon = make_ring({4, 4});
   SubmissionRing client = attach_copy(daemon);
