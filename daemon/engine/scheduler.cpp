@@ -282,7 +282,6 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // core up between looks: the thread that would end its wait (a GPU executor's
     // consumer, woken to launch) is otherwise queued behind pollers for a scheduler slice.
     const bool polls = polls_devices(submission.graph());
-    if (polls) spare_cores_.refresh();
     const bool yield = polls && !spare_cores_.spare();
     const auto spin_until = Clock::now() + (polls ? options_.device_wait_spin : kWaitSpin);
     while (!submission.terminal() && Clock::now() < spin_until) {
@@ -293,6 +292,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
       if (yield) sched_yield();
       else cpu_relax();
     }
+    if (polls) spare_cores_.refresh();  // after the wait, never on its path (a procfs read at most every 10 ms)
     // A region of ours runs on a device whose end this thread can block on (an NPU's
     // fence): block there, so the device wakes this thread itself, instead of waking its
     // completion thread, which would then wake this one.

@@ -243,9 +243,9 @@ class Scheduler final : private devices::DeviceLossObserver {
   // Bumped on every region or submission end; inline-mode helpers sleep on it and
   // polling waiters watch it.
   std::atomic<std::uint32_t> progress_{0};
+  std::atomic<std::uint32_t> progress_waiters_{0};
   SpareCoreProbe spare_cores_;  // whether a thread polling a GPU may keep its core
   std::vector<devices::DeviceIndex> polling_devices_;  // those that complete by polling; set at construction
-  std::atomic<std::uint32_t> progress_waiters_{0};
   // Every live session, for the watchdog and device loss (never the hot path).
   std::mutex sessions_mu_;
   SessionSchedule* sessions_head_ = nullptr;

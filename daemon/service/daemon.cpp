@@ -21,8 +21,8 @@
 #include "daemon/emulation/npu_emulator_env.h"
 #include "daemon/service/accord_service.h"
 #include "daemon/service/grpc_listener.h"
-#include "proto/wire/ring_poller.h"
 #include "daemon/service/session_channel_server.h"
+#include "proto/wire/ring_poller.h"
 
 namespace accord::service {
 
