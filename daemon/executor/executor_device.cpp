@@ -416,7 +416,7 @@ bool ExecutorDevice::push_launch(Connection& connection, ExecutorRegion& region,
   const std::uint32_t more = total > kWaitsPerEntry ? (total - kWaitsPerEntry + kWaitsPerEntry - 1) / kWaitsPerEntry : 0;
   // The executor frees positions as it takes entries; a full queue means it is busy,
   // and only a dead one never frees them.
-  while (connection.commands.free_positions() < more + 1) {
+  while (!connection.commands.has_room(more + 1)) {
     if (connection.dead.load(std::memory_order_acquire) || connection.commands.corrupt()) return false;
     std::this_thread::yield();
   }

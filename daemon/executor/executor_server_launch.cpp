@@ -73,9 +73,8 @@ void ExecutorServer::consume() noexcept {
     }
     // Spinning answers a launch sooner only while accordd's launching thread has a core
     // of its own: with many tenants (an executor each) every core is taken, and a
-    // spinning consumer per executor is what keeps the launchers off them. A clock read;
-    // the kernel's count is read at most every 10 ms.
-    cores.refresh();
+    // spinning consumer per executor is what keeps the launchers off them. The probe is
+    // refreshed on the way to each sleep, never while a command may be waiting.
     if (polls && in_flight_.load(std::memory_order_acquire) > 0) {
       // Work in flight on a device that completes by polling: look at it between looks at
       // the ring, tightly for kSpin after the last command, then every kPollingSleep
@@ -89,8 +88,10 @@ void ExecutorServer::consume() noexcept {
 #endif
         continue;
       }
+      cores.refresh();
       static_cast<void>(commands.wait(std::chrono::nanoseconds(0), kPollingSleep));
     } else {
+      cores.refresh();
       static_cast<void>(commands.wait(cores.spare() ? kSpin : std::chrono::microseconds(0), kIdleSleep));
     }
   }

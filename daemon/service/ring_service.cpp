@@ -73,10 +73,11 @@ void RingService::on_idle() noexcept {
   // A ring client waits in its own process, so no thread of accordd waits for its GPU
   // region; a poller spinning anyway sees the region's completion word, and answers, a
   // hop sooner than the device's completion thread would.
-  if (polling_devices_.load(std::memory_order_relaxed) || polling_devices_.exchange(true, std::memory_order_acquire))
+  if (devices_polled_now_.load(std::memory_order_relaxed) ||
+      devices_polled_now_.exchange(true, std::memory_order_acquire))
     return;
   scheduler_.poll_devices();
-  polling_devices_.store(false, std::memory_order_release);
+  devices_polled_now_.store(false, std::memory_order_release);
 }
 
 void RingService::on_corrupt(wire::ServedRing& ring) noexcept {

@@ -51,7 +51,7 @@ class RingService final : private wire::RingHandler {
   engine::Scheduler& scheduler_;
   // One idle poller at a time polls the devices; the others see it held with a load
   // and go on spinning on their rings.
-  std::atomic<bool> polling_devices_{false};
+  std::atomic<bool> devices_polled_now_{false};
   std::unique_ptr<wire::RingPoller> poller_;
   mutable std::mutex mu_;
   std::unordered_map<std::uint64_t, std::shared_ptr<SessionRing>> rings_;  // by session id

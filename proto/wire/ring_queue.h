@@ -34,27 +34,17 @@ class RingProducer {
         known_head_(view.head->value.load(std::memory_order_acquire)) {}
 
   // Whether every position is taken (the consumer has not freed one), or the consumer's
-  // index is impossible (more free space claimed than exists: treated as full, and
-  // corrupt() says so). The consumer's index is read only when the last one read leaves
-  // no room: while the queue has room, a push touches no line the consumer writes (one
-  // cache-line transfer less per entry between the processes).
-  bool full() const noexcept {
-    if (tail_ - known_head_ < view_.capacity) return false;
-    known_head_ = view_.head->value.load(std::memory_order_acquire);
-    return tail_ - known_head_ >= view_.capacity;
-  }
+  // index is impossible (treated as full; corrupt() says so). As has_room: while the
+  // queue has room, a push touches no line the consumer writes.
+  bool full() const noexcept { return !has_room(1); }
   bool corrupt() const noexcept {
     return tail_ - view_.head->value.load(std::memory_order_acquire) > view_.capacity;
   }
-  // Positions free now (0 when the consumer's index is impossible).
-  std::uint32_t free_positions() const noexcept {
-    const std::uint32_t used = tail_ - view_.head->value.load(std::memory_order_acquire);
-    return used >= view_.capacity ? 0 : view_.capacity - used;
-  }
-  // Whether `n` more entries fit, reading the consumer's index only when the last one
-  // read does not show room for them (as full() does): on every entry a poller takes,
-  // it asks this of the answers' queue, and a read of the client's index there would
-  // be one more cache-line transfer between the processes on each round trip.
+  // Whether `n` more entries fit (none when the consumer's index is impossible), reading
+  // the consumer's index only when the last one read does not show room for them: a
+  // poller asks this of the answers' queue on every entry it takes, and accordd of the
+  // executor's command queue on every launch, and a read of the other side's index
+  // would be one more cache-line transfer between the processes each time.
   bool has_room(std::uint32_t n) const noexcept {
     if (n <= view_.capacity && tail_ - known_head_ <= view_.capacity - n) return true;
     known_head_ = view_.head->value.load(std::memory_order_acquire);
