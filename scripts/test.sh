@@ -28,6 +28,23 @@ run_config() {
   fi
 }
 
+# CI keeps only the tail of this script's output, so the failures are told again at the
+# end: each failed test's name and the last lines it printed.
+report_failures() {
+  local name=$1 dir="$here/build/$1/Testing/Temporary"
+  [[ -f $dir/LastTestsFailed.log ]] || return 0
+  echo "== [$name] failed tests:"
+  sed 's/^/   /' "$dir/LastTestsFailed.log"
+  while IFS=: read -r _ test; do
+    echo "== [$name] the end of what '$test' printed:"
+    awk -v t="$test" '
+      /^[0-9]+\/[0-9]+ Testing: / { on = (substr($0, index($0, ": ") + 2) == t) }
+      on { buf[n++ % 40] = $0 }
+      END { for (i = (n > 40 ? n - 40 : 0); i < n; i++) print "   " buf[i % 40] }
+    ' "$dir/LastTest.log"
+  done < "$dir/LastTestsFailed.log"
+}
+
 for c in $configs; do
   case $c in
     debug) run_config debug Debug -DACCORD_BUILD_BENCHMARKS=ON ;;
@@ -46,6 +63,7 @@ done
 
 echo "== all configurations took $((SECONDS - start)) s"
 if ((${#failed[@]})); then
+  for c in "${failed[@]}"; do report_failures "$c"; done
   echo "== FAILED: ${failed[*]}"
   exit 1
 fi

@@ -271,14 +271,18 @@ Result<std::unique_ptr<devices::DeviceMemory>> ExecutorDevice::allocate(const de
 
 Result<std::unique_ptr<devices::AdmittedMemory>> ExecutorDevice::admit(const devices::DeviceMemory& memory,
                                                                        const devices::DeviceInfo& home) {
-  // The executor maps the pages itself (MAP_SHARED on the memfd): only host-mapped
-  // memory with an exportable fd can cross the process boundary.
-  if (memory.host_address() == nullptr || memory.export_fd() < 0)
+  // Only memory with an exportable fd can cross the process boundary: host-mapped memfd
+  // pages, which the executor maps itself (MAP_SHARED), or another GPU's memory as its
+  // executor exported it (a VMM handle), which the executor's device imports.
+  if (memory.export_fd() < 0 || (memory.host_address() == nullptr && home.kind != DeviceKind::Gpu))
     return unsupported_error(hello_.info.name + " cannot reach memory of " + home.name + " (" +
-                             home.id().to_string() + "): only host-mapped memfd memory is admitted to a GPU executor");
+                             home.id().to_string() +
+                             "): only host-mapped memfd memory and exported GPU memory are admitted to a GPU executor");
+  const AdmitKind kind = memory.host_address() != nullptr ? AdmitKind::HostPages : AdmitKind::GpuMemory;
   const std::uint64_t generation = live_generation_.load();
-  ACCORD_ASSIGN_OR_RETURN(ControlMessage reply, request(ControlOp::Admit, encode(AdmitRequest{memory.bytes(), home}),
-                                                        memory.export_fd(), generation));
+  ACCORD_ASSIGN_OR_RETURN(ControlMessage reply,
+                          request(ControlOp::Admit, encode(AdmitRequest{memory.bytes(), home, kind}), memory.export_fd(),
+                                  generation));
   ACCORD_ASSIGN_OR_RETURN(const ObjectReply object, decode_object(reply.payload, label_));
   return std::unique_ptr<devices::AdmittedMemory>(
       new ExecutorAdmission(*this, generation, object.id, object.device_address));

@@ -188,6 +188,7 @@ std::vector<std::byte> encode(const AdmitRequest& request) {
   ByteWriter w;
   w.put(request.bytes);
   put_info(w, request.home);
+  w.put(static_cast<std::uint8_t>(request.kind));
   return w.take();
 }
 
@@ -196,7 +197,11 @@ Result<AdmitRequest> decode_admit(std::span<const std::byte> bytes) {
   AdmitRequest request;
   request.bytes = r.get<std::uint64_t>();
   request.home = get_info(r);
+  const auto kind = r.get<std::uint8_t>();
   ACCORD_RETURN_IF_ERROR(r.finish());
+  if (kind > static_cast<std::uint8_t>(AdmitKind::GpuMemory))
+    return invalid_error("admit request: unknown kind " + std::to_string(kind));
+  request.kind = static_cast<AdmitKind>(kind);
   return request;
 }
 

@@ -69,10 +69,14 @@ std::vector<std::byte> encode(const RegionReply& reply);
 // Invalid unless `words` is empty or has `slots` entries.
 Result<RegionReply> decode_region(std::span<const std::byte> bytes, std::uint32_t slots, const std::string& who);
 
-// Admit: the memory travels as its export fd; this says how big and whose it is.
+// Admit: the memory travels as its export fd; this says how big and whose it is, and
+// what the fd is: memfd pages the executor maps (host-mapped memory), or GPU memory
+// another GPU's executor exported (a VMM handle), which the device imports.
+enum class AdmitKind : std::uint8_t { HostPages = 0, GpuMemory = 1 };
 struct AdmitRequest {
   std::uint64_t bytes = 0;
   devices::DeviceInfo home;  // kind, ordinal, backend, name
+  AdmitKind kind = AdmitKind::HostPages;
 };
 std::vector<std::byte> encode(const AdmitRequest& request);
 Result<AdmitRequest> decode_admit(std::span<const std::byte> bytes);

@@ -46,6 +46,20 @@ class MappedMemory final : public devices::DeviceMemory {
   std::size_t bytes_;
 };
 
+// GPU memory another executor exported, as its fd: nothing is mapped here; the device
+// imports it (CudaDevice::admit -> CudaImportedMemory) while the admission lives.
+class ExportedGpuMemory final : public devices::DeviceMemory {
+ public:
+  ExportedGpuMemory(UniqueFd fd, std::size_t bytes) : fd_(std::move(fd)), bytes_(bytes) {}
+  std::size_t bytes() const noexcept override { return bytes_; }
+  std::byte* host_address() const noexcept override { return nullptr; }
+  int export_fd() const noexcept override { return fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+  std::size_t bytes_;
+};
+
 }  // namespace
 
 ExecutorServer::ExecutorServer(std::unique_ptr<devices::Device> device, ExecutorChannel channel, UniqueFd socket,
@@ -168,14 +182,22 @@ ExecutorServer::Answer ExecutorServer::allocate(const ControlMessage& message) {
 ExecutorServer::Answer ExecutorServer::admit(ControlMessage& message) {
   auto request = decode_admit(message.payload);
   if (!request.ok()) return {request.status()};
-  auto pages = MappedMemory::map(std::move(message.fd), static_cast<std::size_t>(request->bytes));
-  if (!pages.ok()) return {pages.status()};
-  auto view = device_->admit(**pages, request->home);
+  std::unique_ptr<devices::DeviceMemory> pages;
+  if (request->kind == AdmitKind::GpuMemory) {
+    if (!message.fd || request->bytes == 0 || request->home.kind != DeviceKind::Gpu)
+      return {invalid_error("admitted GPU memory: needs an fd, a size and a GPU as its home")};
+    pages = std::make_unique<ExportedGpuMemory>(std::move(message.fd), static_cast<std::size_t>(request->bytes));
+  } else {
+    auto mapped = MappedMemory::map(std::move(message.fd), static_cast<std::size_t>(request->bytes));
+    if (!mapped.ok()) return {mapped.status()};
+    pages = std::move(mapped).value();
+  }
+  auto view = device_->admit(*pages, request->home);
   if (!view.ok()) return {view.status()};
   ObjectReply reply{0, request->bytes, (*view)->device_address()};
   std::lock_guard lock(objects_mu_);
   reply.id = ++next_id_;
-  admissions_.emplace(reply.id, Admission{std::move(pages).value(), std::move(view).value()});
+  admissions_.emplace(reply.id, Admission{std::move(pages), std::move(view).value()});
   return {Status(), encode(reply)};
 }
 

@@ -64,7 +64,7 @@ class ExecutorServer final : private devices::DeviceListener {
     std::unique_ptr<std::atomic<std::uint32_t>*[]> words;
   };
   struct Admission {
-    std::unique_ptr<devices::DeviceMemory> pages;  // accordd's memfd, mapped here
+    std::unique_ptr<devices::DeviceMemory> pages;  // accordd's memfd mapped here, or another GPU's export
     std::unique_ptr<devices::AdmittedMemory> view;  // destroyed first (declared last)
   };
   struct Answer {

@@ -12,11 +12,16 @@ ServiceSession::ServiceSession(engine::Ref<engine::Session> session, wire::PeerC
 
 ServiceSession::~ServiceSession() { close(); }
 
-Result<std::uint64_t> ServiceSession::admit_locked() {
+Status ServiceSession::check_room_locked() const {
   if (closed_) return invalid_error("session " + std::to_string(id()) + " is closed");
   const std::size_t held = buffers_.size() + kernels_.size() + graphs_.size() + completions_.size();
   if (held >= max_objects_)
     return busy_error("session holds " + std::to_string(held) + " objects, the limit (max_objects)");
+  return Status();
+}
+
+Result<std::uint64_t> ServiceSession::admit_locked() {
+  ACCORD_RETURN_IF_ERROR(check_room_locked());
   return next_handle_++;
 }
 
@@ -43,26 +48,24 @@ Result<std::uint64_t> ServiceSession::add_graph(engine::Ref<engine::PreparedGrap
 
 Result<std::uint64_t> ServiceSession::reserve_completion() {
   std::lock_guard lock(mu_);
-  ACCORD_ASSIGN_OR_RETURN(const std::uint64_t handle, admit_locked());
-  completions_.emplace(handle, nullptr);  // a reservation: invisible to lookups
+  ACCORD_RETURN_IF_ERROR(check_room_locked());
+  // A reservation: invisible to lookups until filled. Its handle comes from the table,
+  // not next_handle_ (completion_table.h says why they never collide).
+  const std::uint64_t handle = completions_.reserve();
   return handle;
 }
 
 void ServiceSession::fill_completion(std::uint64_t handle, engine::Submission* submission) {
   {
     std::lock_guard lock(mu_);
-    auto it = completions_.find(handle);
-    if (it != completions_.end()) {
-      it->second = submission;
-      return;
-    }
+    if (completions_.fill(handle, submission)) return;
   }
   submission->release_observer();  // the session closed meanwhile
 }
 
 void ServiceSession::cancel_reservation(std::uint64_t handle) {
   std::lock_guard lock(mu_);
-  completions_.erase(handle);
+  completions_.cancel(handle);
 }
 
 engine::Ref<engine::Allocation> ServiceSession::buffer(std::uint64_t handle) const {
@@ -85,10 +88,9 @@ engine::Ref<engine::PreparedGraph> ServiceSession::graph(std::uint64_t handle) c
 
 engine::Submission* ServiceSession::retain_completion(std::uint64_t handle) const {
   std::lock_guard lock(mu_);
-  auto it = completions_.find(handle);
-  if (it == completions_.end() || it->second == nullptr) return nullptr;
-  it->second->retain_observer();
-  return it->second;
+  engine::Submission* observer = completions_.find(handle);
+  if (observer != nullptr) observer->retain_observer();
+  return observer;
 }
 
 bool ServiceSession::remove_buffer(std::uint64_t handle) {
@@ -126,10 +128,8 @@ bool ServiceSession::remove_completion(std::uint64_t handle) {
   engine::Submission* observer = nullptr;
   {
     std::lock_guard lock(mu_);
-    auto it = completions_.find(handle);
-    if (it == completions_.end() || it->second == nullptr) return false;
-    observer = it->second;
-    completions_.erase(it);
+    observer = completions_.remove(handle);
+    if (observer == nullptr) return false;
   }
   observer->release_observer();
   return true;
@@ -207,7 +207,7 @@ void ServiceSession::close() noexcept {
   std::unordered_map<std::uint64_t, engine::Ref<engine::Allocation>> buffers;
   std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels;
   std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs;
-  std::unordered_map<std::uint64_t, engine::Submission*> completions;
+  std::vector<engine::Submission*> observers;
   std::unordered_map<std::uint64_t, LeaseCount> leases;
   {
     std::lock_guard lock(mu_);
@@ -217,7 +217,8 @@ void ServiceSession::close() noexcept {
     kernels.swap(kernels_);
     graphs.swap(graphs_);
     uploads_.clear();
-    completions.swap(completions_);
+    observers.reserve(completions_.size());
+    completions_.drain([&](engine::Submission* observer) { observers.push_back(observer); });
     leases.swap(leases_);
   }
   // Leases first, so nothing the client held can block the session's remaining work.
@@ -227,8 +228,7 @@ void ServiceSession::close() noexcept {
     if (count.write) session_->release_lease(*it->second, engine::LeaseMode::Write);
     for (std::uint32_t i = 0; i < count.reads; ++i) session_->release_lease(*it->second, engine::LeaseMode::Read);
   }
-  for (auto& [handle, observer] : completions)
-    if (observer != nullptr) observer->release_observer();
+  for (engine::Submission* observer : observers) observer->release_observer();
   // The maps' destructors drop the handles; pending submissions retain what they touch.
 }
 

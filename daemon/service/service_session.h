@@ -15,6 +15,7 @@
 
 #include "accord/status.h"
 #include "daemon/engine/engine.h"
+#include "daemon/service/completion_table.h"
 #include "proto/wire/session_channel.h"
 
 namespace accord::service {
@@ -96,6 +97,9 @@ class ServiceSession {
   bool closed() const;
 
  private:
+  // Invalid once closed; Busy at max_objects handles of every kind.
+  Status check_room_locked() const;
+  // A new handle for a buffer, kernel or graph, after check_room_locked().
   Result<std::uint64_t> admit_locked();
 
   engine::Ref<engine::Session> session_;
@@ -107,11 +111,11 @@ class ServiceSession {
 
   mutable std::mutex mu_;
   bool closed_ = false;
-  std::uint64_t next_handle_ = 1;  // one counter for every kind: handles never collide
+  std::uint64_t next_handle_ = 1;  // buffers, kernels, graphs, uploads; completions: completion_table.h
   std::unordered_map<std::uint64_t, engine::Ref<engine::Allocation>> buffers_;
   std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels_;
   std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs_;
-  std::unordered_map<std::uint64_t, engine::Submission*> completions_;  // one observer each
+  CompletionTable completions_;  // one observer each
   std::unordered_map<std::uint64_t, std::vector<std::byte>> uploads_;
   struct LeaseCount {
     std::uint32_t reads = 0;

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "daemon/devices/cuda/cuda_code.h"
+#include "daemon/devices/cuda/cuda_imported_memory.h"
+#include "daemon/devices/cuda/cuda_peer_admission.h"
 #include "daemon/devices/cuda/cuda_region.h"
 #include "daemon/devices/cuda/cuda_status.h"
 
@@ -134,11 +136,24 @@ Result<std::unique_ptr<AdmittedMemory>> CudaDevice::admit(const DeviceMemory& me
     ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaHostAdmission> admission, CudaHostAdmission::create(context_, memory));
     return std::unique_ptr<AdmittedMemory>(std::move(admission));
   }
+  const std::string whose = home.id().to_string() + " (" + home.name + ")";
+  // Only a CudaMemory carries the context that tells which GPU of this process it is on;
+  // a GpuLocal allocation of another GPU executor reaches this process as the fd that
+  // executor exported (ExecutorServer's admit), which is imported.
+  if (const auto* gpu_memory = dynamic_cast<const CudaMemory*>(&memory); gpu_memory != nullptr) {
+    ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaPeerAdmission> admission,
+                            CudaPeerAdmission::create(context_, *gpu_memory, info_.name, whose));
+    return std::unique_ptr<AdmittedMemory>(std::move(admission));
+  }
+  if (home.kind == DeviceKind::Gpu && memory.export_fd() >= 0) {
+    ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaImportedMemory> imported,
+                            CudaImportedMemory::import(context_, memory.export_fd(), memory.bytes(), home.ordinal));
+    return std::unique_ptr<AdmittedMemory>(std::move(imported));
+  }
   if (home.kind == DeviceKind::Gpu)
-    return unsupported_error(info_.name + " cannot reach memory of " + home.id().to_string() + " (" + home.name +
-                             "): peer access is the two-GPU issue");
-  return unsupported_error(info_.name + " cannot reach memory of " + home.id().to_string() + " (" + home.name +
-                           "): it is not host mapped");
+    return unsupported_error(info_.name + " cannot reach memory of " + whose +
+                             ": it is neither host mapped, nor CUDA memory of this process, nor exported");
+  return unsupported_error(info_.name + " cannot reach memory of " + whose + ": it is not host mapped");
 }
 
 Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, const KernelContract& contract) {

@@ -1,9 +1,10 @@
 // CudaDevice: one NVIDIA GPU as a Device, driven through the CUDA driver API opened at
 // run time (ARCHITECTURE.md, devices: cuda). It owns the GPU's retained primary context,
 // a small pool of non-blocking streams per lane, a zeroing stream and the completion
-// thread. Memory is VMM GpuLocal; HostVisible pages are admitted by registration; code is
-// PTX / cubin / fatbin checked against its contract; a region is a CUDA graph per slot,
-// launched asynchronously with native waits on same-device predecessors.
+// thread. Memory is VMM GpuLocal; HostVisible pages are admitted by registration, other
+// GPUs' memory by peer access; code is PTX / cubin / fatbin checked against its
+// contract; a region is a CUDA graph per slot, launched asynchronously with native waits
+// on same-device predecessors.
 // Thread-safety: every member is thread-safe, except shut_down() (once, by the owner).
 #pragma once
 
@@ -52,9 +53,10 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // GpuLocal: CudaMemory (VMM, granularity-rounded, zeroed, exportable). Invalid for 0
   // bytes; Unsupported for another placement; Busy when the GPU is out of memory.
   Result<std::unique_ptr<DeviceMemory>> allocate(const AllocationRequest& request) override;
-  // Host-mapped memory: registered pages (CudaHostAdmission). Memory of another GPU:
-  // Unsupported (peer access is the two-GPU issue); anything else Unsupported naming
-  // `home`.
+  // Host-mapped memory: registered pages (CudaHostAdmission, one registration shared
+  // with the other GPUs that admit them). GpuLocal memory of another GPU of this process
+  // (a CudaMemory): peer access (CudaPeerAdmission), Unsupported naming both GPUs when
+  // the driver reports no peer path. Anything else Unsupported naming `home`.
   Result<std::unique_ptr<AdmittedMemory>> admit(const DeviceMemory& memory, const DeviceInfo& home) override;
   // A GPU image (CodeImage::image non-empty): CudaCode::load, which lists the errors.
   // Builtin or plugin kernels: Unsupported.
@@ -86,6 +88,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // The allocation granularity GpuLocal sizes are rounded to.
   std::size_t granularity() const noexcept { return memory_config_.granularity; }
   SmVersion sm() const noexcept { return sm_; }
+  // The GPU's driver, device and primary context, borrowed while *this lives: what
+  // CudaImportedMemory::import takes to map another process's memory for this GPU.
+  const CudaContext& context() const noexcept { return context_; }
 
  private:
   CudaDevice() = default;

@@ -2,6 +2,7 @@
 // an allocation never waits behind tenants' work (cuCtxSynchronize would).
 #include "daemon/devices/cuda/cuda_memory.h"
 
+#include <memory>
 #include <string>
 
 #include "daemon/devices/cuda/cuda_status.h"
@@ -46,11 +47,16 @@ Result<std::unique_ptr<CudaMemory>> CudaMemory::create(const CudaContext& contex
   access.location.id = context.ordinal;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   ACCORD_CU_RETURN_IF_ERROR(syms, cuMemSetAccess(ptr, size, &access, 1), "granting access to " + what);
+  memory->peers_ = std::make_shared<CudaPeerAccess>(context, ptr, size);
 
   // The seed promises zeroed storage, and cuMemCreate gives whatever was there.
   ACCORD_CU_RETURN_IF_ERROR(syms, cuMemsetD8Async(ptr, 0, size, config.zero_stream), "zeroing " + what);
   ACCORD_CU_RETURN_IF_ERROR(syms, cuStreamSynchronize(config.zero_stream), "waiting for the zeroing of " + what);
   return memory;
+}
+
+CudaMemory::~CudaMemory() {
+  if (peers_ != nullptr) peers_->retire();
 }
 
 int CudaMemory::export_fd() const noexcept {
@@ -72,18 +78,15 @@ Result<std::unique_ptr<CudaHostAdmission>> CudaHostAdmission::create(const CudaC
                                                                      const DeviceMemory& memory) {
   const CudaSymbols& syms = *context.syms;
   std::byte* pages = memory.host_address();
-  if (pages == nullptr) return internal_error("cuda: host registration of memory that is not host mapped");
+  if (pages == nullptr)
+    return internal_error("cuda: host registration for " + gpu_name(context) + " of memory that is not host mapped");
   const std::string what =
       std::to_string(memory.bytes()) + " bytes of host-mapped memory for " + gpu_name(context);
   ACCORD_CU_RETURN_IF_ERROR(syms, cuCtxSetCurrent(context.context), "registering " + what);
   std::unique_ptr<CudaHostAdmission> admission(new CudaHostAdmission());
-  const CUresult registered =
-      syms.cuMemHostRegister(pages, memory.bytes(), CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
-  if (registered == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
-    return unsupported_error("cuda: " + what +
-                             " are already registered (admitted to another GPU: peer admission is the two-GPU issue)");
-  if (registered != CUDA_SUCCESS) return cuda_status(&syms, registered, "cuMemHostRegister", "registering " + what);
-  admission->registration_ = UniqueCuHostRegistration(syms, context.context, pages);
+  ACCORD_ASSIGN_OR_RETURN(admission->pin_, CudaHostRegistry::process().pin(context, pages, memory.bytes(), what));
+  // Asked in this GPU's context even when another GPU registered the pages: the pointer
+  // is per context (the same as the host's under unified addressing, but not promised).
   CUdeviceptr device_address = 0;
   ACCORD_CU_RETURN_IF_ERROR(syms, cuMemHostGetDevicePointer(&device_address, pages, 0),
                             "asking the device address of " + what);

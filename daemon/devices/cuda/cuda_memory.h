@@ -1,9 +1,10 @@
 // GPU memory of the CUDA backend (ARCHITECTURE.md, devices: cuda). CudaMemory is
 // GpuLocal storage made with the VMM API (cuMemCreate, exportable as a POSIX fd, mapped
 // with cuMemAddressReserve/cuMemMap/cuMemSetAccess), sized in allocation-granularity
-// units (2 MiB on an H200) and zeroed before it is handed out. CudaHostAdmission is a
+// units (2 MiB on an H200) and zeroed before it is handed out; other GPUs of the process
+// reach it through CudaPeerAdmission (cuda_peer_admission.h). CudaHostAdmission is a
 // GPU's view of host pages (HostVisible memfd pages, an NPU's Shared pages) registered
-// with cuMemHostRegister.
+// with cuMemHostRegister, one registration shared by every GPU (cuda_host_registry.h).
 #pragma once
 
 #include <cuda.h>
@@ -14,6 +15,8 @@
 
 #include "client/api/unique_fd.h"
 #include "daemon/devices/cuda/cuda_handles.h"
+#include "daemon/devices/cuda/cuda_host_registry.h"
+#include "daemon/devices/cuda/cuda_peer_access.h"
 #include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
@@ -25,6 +28,7 @@ struct CudaMemoryConfig {
   CUstream zero_stream = nullptr;  // a non-blocking stream of the device for zeroing
 };
 
+// Thread-safe: every member (export_fd() takes a mutex; the rest is immutable).
 class CudaMemory final : public DeviceMemory {
  public:
   // `bytes` (> 0) rounded up to `config.granularity`, zeroed (cuMemsetD8Async on the
@@ -35,8 +39,9 @@ class CudaMemory final : public DeviceMemory {
                                                     const CudaMemoryConfig& config);
 
   // Unmaps, frees the address range and releases the physical memory. A process that
-  // imported the exported fd keeps the memory (VMM handles are reference counted).
-  ~CudaMemory() override = default;
+  // imported the exported fd keeps the memory (VMM handles are reference counted). Peer
+  // admissions still alive (the engine destroys them first) no longer touch the range.
+  ~CudaMemory() override;
 
   // The granted size: a multiple of the granularity, at least what was asked.
   std::size_t bytes() const noexcept override { return mapping_.bytes(); }
@@ -49,6 +54,11 @@ class CudaMemory final : public DeviceMemory {
   // failed. Borrowed: valid while *this lives. Thread-safe.
   int export_fd() const noexcept override;
 
+  // The GPU the memory lives on: the borrowed view of its device's context.
+  const CudaContext& context() const noexcept { return context_; }
+  // The grants of this memory to other GPUs, shared with their CudaPeerAdmissions.
+  std::shared_ptr<CudaPeerAccess> peer_access() const noexcept { return peers_; }
+
  private:
   CudaMemory(const CudaContext& context, bool exportable) noexcept : context_(context), exportable_(exportable) {}
 
@@ -58,28 +68,32 @@ class CudaMemory final : public DeviceMemory {
   UniqueCuMemHandle handle_;
   UniqueCuAddressRange range_;
   UniqueCuMapping mapping_;
+  std::shared_ptr<CudaPeerAccess> peers_;  // retired by the destructor, before unmapping
   mutable std::mutex export_mu_;
   mutable bool export_tried_ = false;
   mutable UniqueFd export_fd_;
 };
 
+// Immutable once made: every member is thread-safe.
 class CudaHostAdmission final : public AdmittedMemory {
  public:
-  // Registers the host pages of `memory` (which must have a host address) with the GPU
-  // (CU_MEMHOSTREGISTER_DEVICEMAP | PORTABLE) and takes their device pointer
-  // (cuMemHostGetDevicePointer). Blocks (pinning). Thread-safe. Errors: Unsupported when
-  // the pages are already registered (another GPU admitted them: two-GPU issue), the
-  // mapped kind of any other driver failure.
+  // Takes a share of the process's registration of the host pages of `memory` (which
+  // must have a host address), registering them (CU_MEMHOSTREGISTER_DEVICEMAP |
+  // PORTABLE) when no other GPU has, and asks their device pointer in `context`
+  // (cuMemHostGetDevicePointer). Blocks (pinning). Thread-safe. Errors: Internal when
+  // the memory is not host mapped; CudaHostRegistry::pin's; the mapped kind of a
+  // cuMemHostGetDevicePointer failure.
   static Result<std::unique_ptr<CudaHostAdmission>> create(const CudaContext& context, const DeviceMemory& memory);
 
-  // Unregisters the pages; runs before the home memory unmaps them (device.h).
+  // Drops the share: the last admission of the pages unregisters them, before the home
+  // memory unmaps them (device.h).
   ~CudaHostAdmission() override = default;
 
   std::uint64_t device_address() const noexcept override { return device_address_; }
 
  private:
   CudaHostAdmission() = default;
-  UniqueCuHostRegistration registration_;
+  CudaHostPin pin_;
   std::uint64_t device_address_ = 0;
 };
 

@@ -124,6 +124,69 @@ TEST_CASE("allocate, admit, load, lower and launch compute the right values", "[
   out_view->reset();
 }
 
+// The two-GPU path through executors: GPU 0's memory, exported by its executor, is
+// admitted to GPU 1's executor (which imports it), and a copy on GPU 1 reads it.
+TEST_CASE("memory of one executor's GPU is admitted to another's and copied from there", "[executor][peer]") {
+  auto gpu0 = open_fake(fake_options(0));
+  auto gpu1 = open_fake(fake_options(1));
+  constexpr std::size_t kBytes = 4096;
+  auto source = gpu0->allocate({kBytes, MemoryPlacement::gpu_local(0)});
+  auto destination = gpu1->allocate({kBytes, MemoryPlacement::gpu_local(1)});
+  REQUIRE(source.ok());
+  REQUIRE(destination.ok());
+  auto in = host_pages(kBytes);
+  auto out = host_pages(kBytes);
+  std::iota(words(*in), words(*in) + kBytes / 4, 7u);
+  auto in_on_0 = gpu0->admit(*in, host_info());
+  auto out_on_1 = gpu1->admit(*out, host_info());
+  REQUIRE(in_on_0.ok());
+  REQUIRE(out_on_1.ok());
+  const auto run = [](devices::Device& device, const devices::OperationBinding (&copy)[2]) {
+    devices::Operation op;
+    op.kind = OpKind::Copy;
+    op.lane = LaneKind::Compute;
+    op.bindings = copy;
+    devices::RegionRequest request = devices::RegionRequest::of(std::span<const devices::Operation>(&op, 1));
+    auto region = device.lower(request);
+    INFO(region.status().to_string());
+    REQUIRE(region.ok());
+    RecordingSink sink;
+    device.launch(**region, {}, sink);
+    REQUIRE(sink.wait());
+    CHECK(sink.done());
+  };
+  const devices::OperationBinding upload[2] = {bind(**source, kBytes, Access::Write),
+                                               bind(*in, kBytes, Access::Read, in_on_0->get())};
+  run(*gpu0, upload);
+
+  devices::DeviceInfo home = gpu0->info();
+  auto source_on_1 = gpu1->admit(**source, home);
+  INFO(source_on_1.status().to_string());
+  REQUIRE(source_on_1.ok());
+  CHECK((*source_on_1)->device_address() != 0);
+  const devices::OperationBinding across[2] = {bind(**destination, kBytes, Access::Write),
+                                               bind(**source, kBytes, Access::Read, source_on_1->get())};
+  run(*gpu1, across);
+  const devices::OperationBinding download[2] = {bind(*out, kBytes, Access::Write, out_on_1->get()),
+                                                 bind(**destination, kBytes, Access::Read)};
+  run(*gpu1, download);
+  for (std::uint32_t i = 0; i < kBytes / 4; ++i) REQUIRE(words(*out)[i] == i + 7);
+
+  // Host memory whose home is not a GPU still has to be host mapped.
+  struct FdOnly final : devices::DeviceMemory {
+    int fd = -1;
+    std::size_t bytes() const noexcept override { return 4096; }
+    std::byte* host_address() const noexcept override { return nullptr; }
+    int export_fd() const noexcept override { return fd; }
+  } fd_only;
+  fd_only.fd = in->export_fd();
+  const auto refused = gpu1->admit(fd_only, host_info());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().kind() == ErrorKind::Unsupported);
+  CHECK(std::string(refused.status().message()).find("only host-mapped memfd memory and exported GPU memory") !=
+        std::string::npos);
+}
+
 TEST_CASE("a launch waits natively for a predecessor still running", "[executor]") {
   auto device = open_fake();
   constexpr std::size_t kBytes = 256;

@@ -2,6 +2,7 @@
 // predecessors (by their launch count per slot, as CUDA events would) before it runs.
 #include "tests/unit/executor/fake_gpu_device.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +47,24 @@ class FakeView final : public devices::AdmittedMemory {
 
  private:
   std::uint64_t address_;
+};
+
+// Another fake GPU's memory, met as the fd its executor exported (a memfd here, where
+// CUDA has a VMM handle): mapped for as long as the admission lives, as an import is.
+class FakeImport final : public devices::AdmittedMemory {
+ public:
+  static Result<std::unique_ptr<FakeImport>> map(int fd, std::size_t bytes, const std::string& who) {
+    void* address = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (address == MAP_FAILED) return invalid_error(who + ": cannot map the exported fd " + std::to_string(fd));
+    return std::unique_ptr<FakeImport>(new FakeImport(address, bytes));
+  }
+  ~FakeImport() override { ::munmap(address_, bytes_); }
+  std::uint64_t device_address() const noexcept override { return reinterpret_cast<std::uint64_t>(address_); }
+
+ private:
+  FakeImport(void* address, std::size_t bytes) : address_(address), bytes_(bytes) {}
+  void* address_;
+  std::size_t bytes_;
 };
 
 struct Task {
@@ -131,6 +150,11 @@ class FakeGpu final : public devices::Device {
   }
   Result<std::unique_ptr<devices::AdmittedMemory>> admit(const devices::DeviceMemory& memory,
                                                          const devices::DeviceInfo& home) override {
+    if (memory.host_address() == nullptr && home.kind == DeviceKind::Gpu && memory.export_fd() >= 0) {
+      ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<FakeImport> imported,
+                              FakeImport::map(memory.export_fd(), memory.bytes(), info_.name));
+      return std::unique_ptr<devices::AdmittedMemory>(std::move(imported));
+    }
     if (memory.host_address() == nullptr) return unsupported_error(info_.name + " cannot reach memory of " + home.name);
     return std::unique_ptr<devices::AdmittedMemory>(new FakeView(reinterpret_cast<std::uint64_t>(memory.host_address())));
   }

@@ -1,5 +1,6 @@
 // A fake GPU backend ("fake") for testing GPU executors without a GPU: a Device of kind
-// Gpu whose GpuLocal memory is memfd pages, which admits host-mapped memfd memory, waits
+// Gpu whose GpuLocal memory is memfd pages, which admits host-mapped memfd memory and
+// another fake GPU's memory by its exported fd (mapping it, as CUDA imports it), waits
 // natively, and runs a few built-in kernels on two worker threads. Some kernels misbehave
 // on purpose: "fake.die" ends the process, "fake.fault" makes the device lost as a sticky
 // CUDA error does. Thread-safety: every member is thread-safe.

@@ -118,7 +118,8 @@ TEST_CASE("host pages are registered and written by the GPU", "[cuda][gpu][admis
   CHECK(p[150] == 0);
 }
 
-TEST_CASE("memory of another GPU is Unsupported, naming the two-GPU issue", "[cuda][gpu][admission]") {
+TEST_CASE("GPU memory that is not CUDA memory of this process is Unsupported, naming its home",
+          "[cuda][gpu][admission]") {
   ACCORD_CUDA_TEST_GPU(device);
   struct OtherGpuMemory final : DeviceMemory {
     std::size_t bytes() const noexcept override { return 4096; }
@@ -134,7 +135,9 @@ TEST_CASE("memory of another GPU is Unsupported, naming the two-GPU issue", "[cu
   const auto admitted = device.admit(other, home);
   REQUIRE_FALSE(admitted.ok());
   CHECK(admitted.status().kind() == ErrorKind::Unsupported);
-  CHECK(std::string(admitted.status().message()).find("two-GPU issue") != std::string::npos);
+  const std::string message(admitted.status().message());
+  CHECK(message.find("cannot reach memory of gpu:1 (cuda:1 (another))") != std::string::npos);
+  CHECK(message.find("neither host mapped, nor CUDA memory of this process, nor exported") != std::string::npos);
 }
 
 }  // namespace

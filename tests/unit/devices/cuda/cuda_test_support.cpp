@@ -32,6 +32,19 @@ Result<std::unique_ptr<CudaDevice>> open_gpu() {
   return CudaDevice::open(std::move(syms), 0, options);
 }
 
+Result<std::vector<std::unique_ptr<CudaDevice>>> open_gpus() {
+  CudaDeviceOptions options;
+  ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<const CudaSymbols> syms, CudaSymbols::load(options.loader));
+  int count = 0;
+  if (syms->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) return unsupported_error("cuda: no CUDA devices");
+  std::vector<std::unique_ptr<CudaDevice>> devices;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaDevice> device, CudaDevice::open(syms, ordinal, options));
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
 std::optional<std::vector<std::byte>> kernel_file(const std::string& name) {
   const std::string dir = ACCORD_CUDA_TEST_KERNELS_DIR;
   if (dir.empty()) return std::nullopt;

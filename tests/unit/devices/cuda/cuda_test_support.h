@@ -24,6 +24,9 @@ namespace accord::devices::cuda::testing {
 
 // GPU 0 through the real driver, or the reason there is none here.
 Result<std::unique_ptr<CudaDevice>> open_gpu();
+// Every GPU of the real driver, opened over one symbol table (as the factory does), or
+// the reason there is none here.
+Result<std::vector<std::unique_ptr<CudaDevice>>> open_gpus();
 
 // The bytes of a kernel file built by nvcc ("kernels.ptx", "kernels_sm80.cubin", ...),
 // or nullopt when nvcc was not found at build time.
