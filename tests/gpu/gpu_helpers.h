@@ -87,9 +87,9 @@ inline KernelContract add_f32_contract(std::uint32_t count) {
   return contract;
 }
 
-inline Buffer gpu_buffer(const Runtime& runtime, std::size_t bytes) {
-  auto buffer = runtime.allocate(bytes, MemoryPlacement::gpu_local(0));
-  INFO("allocating " << bytes << " bytes on gpu:0");
+inline Buffer gpu_buffer(const Runtime& runtime, std::size_t bytes, int gpu = 0) {
+  auto buffer = runtime.allocate(bytes, MemoryPlacement::gpu_local(gpu));
+  INFO("allocating " << bytes << " bytes on gpu:" << gpu);
   REQUIRE_OK(buffer);
   return std::move(buffer).value();
 }
