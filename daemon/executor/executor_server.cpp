@@ -185,7 +185,9 @@ ExecutorServer::Answer ExecutorServer::admit(ControlMessage& message) {
   std::unique_ptr<devices::DeviceMemory> pages;
   if (request->kind == AdmitKind::GpuMemory) {
     if (!message.fd || request->bytes == 0 || request->home.kind != DeviceKind::Gpu)
-      return {invalid_error("admitted GPU memory: needs an fd, a size and a GPU as its home")};
+      return {invalid_error(label_ + ": admitted GPU memory of " + request->home.name + " (" +
+                            std::to_string(request->bytes) + " bytes) needs " +
+                            (!message.fd ? "its exported fd" : request->bytes == 0 ? "a size" : "a GPU as its home"))};
     pages = std::make_unique<ExportedGpuMemory>(std::move(message.fd), static_cast<std::size_t>(request->bytes));
   } else {
     auto mapped = MappedMemory::map(std::move(message.fd), static_cast<std::size_t>(request->bytes));

@@ -1,5 +1,7 @@
 #include "daemon/service/completion_table.h"
 
+#include <cstdint>
+
 namespace accord::service {
 
 CompletionTable::CompletionTable(std::size_t initial_slots) {
@@ -33,7 +35,7 @@ CompletionTable::Slot* CompletionTable::slot_of(std::uint64_t handle) noexcept {
   const auto generation = static_cast<std::uint32_t>(handle >> 32);
   if (index >= slots_.size()) return nullptr;
   Slot& slot = slots_[index];
-  if (slot.state == State::Free || slot.generation != generation) return nullptr;
+  if (slot.state == State::Free || slot.state == State::Retired || slot.generation != generation) return nullptr;
   return &slot;
 }
 
@@ -70,11 +72,15 @@ engine::Submission* CompletionTable::remove(std::uint64_t handle) noexcept {
 
 void CompletionTable::free_slot(std::uint32_t index) noexcept {
   Slot& slot = slots_[index];
-  slot.state = State::Free;
   slot.observer = nullptr;
-  // Generation 0 is skipped: a handle is never below 2^32.
-  if (++slot.generation == 0) slot.generation = 1;
   --held_;
+  if (slot.generation == UINT32_MAX) {
+    // Wrapping would give out a handle a client may still hold: the slot is spent.
+    slot.state = State::Retired;
+    return;
+  }
+  ++slot.generation;
+  slot.state = State::Free;
   free_.push_back(index);  // capacity reserved for every slot
 }
 

@@ -13,9 +13,10 @@
 namespace accord::service {
 
 // A handle is (generation << 32) | index with a generation of at least 1, so it is never
-// below 2^32: the other kinds of handle count up from 1 and never collide with one, and
-// a released handle is stale for good once its slot is reused (the generation moved on;
-// it wraps after 2^32 reuses of one slot). Not thread-safe: ServiceSession locks around it.
+// below 2^32: the other kinds of handle count up from 1 and never collide with one. A
+// handle is never given out twice: each reuse of a slot moves its generation on, and a
+// slot whose generation is spent (2^32 - 1 uses, days of one submission at a time) is
+// retired rather than wrapped. Not thread-safe: ServiceSession locks around it.
 class CompletionTable {
  public:
   // Slots made at once: a session with up to this many completions held never grows.
@@ -39,14 +40,20 @@ class CompletionTable {
   template <class Fn>
   void drain(Fn&& each) {
     for (std::uint32_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].state != State::Free) {
+      if (slots_[i].state == State::Reserved || slots_[i].state == State::Filled) {
         if (slots_[i].state == State::Filled) each(slots_[i].observer);
         free_slot(i);
       }
   }
 
+  // Tests only: the generation slot `index` gives its next handle, to reach the end of
+  // the generations without 2^32 submissions. The slot must be free.
+  void set_generation_for_testing(std::uint32_t index, std::uint32_t generation) noexcept {
+    slots_[index].generation = generation;
+  }
+
  private:
-  enum class State : std::uint8_t { Free, Reserved, Filled };
+  enum class State : std::uint8_t { Free, Reserved, Filled, Retired };
   struct Slot {
     engine::Submission* observer = nullptr;
     std::uint32_t generation = 1;

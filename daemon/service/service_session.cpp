@@ -207,7 +207,7 @@ void ServiceSession::close() noexcept {
   std::unordered_map<std::uint64_t, engine::Ref<engine::Allocation>> buffers;
   std::unordered_map<std::uint64_t, engine::Ref<engine::Kernel>> kernels;
   std::unordered_map<std::uint64_t, engine::Ref<engine::PreparedGraph>> graphs;
-  std::vector<engine::Submission*> observers;
+  CompletionTable completions(0);  // allocates nothing: swapped in under the lock
   std::unordered_map<std::uint64_t, LeaseCount> leases;
   {
     std::lock_guard lock(mu_);
@@ -217,8 +217,7 @@ void ServiceSession::close() noexcept {
     kernels.swap(kernels_);
     graphs.swap(graphs_);
     uploads_.clear();
-    observers.reserve(completions_.size());
-    completions_.drain([&](engine::Submission* observer) { observers.push_back(observer); });
+    std::swap(completions, completions_);
     leases.swap(leases_);
   }
   // Leases first, so nothing the client held can block the session's remaining work.
@@ -228,7 +227,7 @@ void ServiceSession::close() noexcept {
     if (count.write) session_->release_lease(*it->second, engine::LeaseMode::Write);
     for (std::uint32_t i = 0; i < count.reads; ++i) session_->release_lease(*it->second, engine::LeaseMode::Read);
   }
-  for (engine::Submission* observer : observers) observer->release_observer();
+  completions.drain([](engine::Submission* observer) { observer->release_observer(); });
   // The maps' destructors drop the handles; pending submissions retain what they touch.
 }
 

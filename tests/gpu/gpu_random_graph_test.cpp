@@ -149,8 +149,10 @@ TEST_CASE("random graphs across two GPUs, copies between them both ways, end wit
   RuntimeOptions options;
   options.graph_slots = 1;
   GPU_RUNTIME_OR_SKIP(rt, options);
-  if (!rt.gpu(1).ok()) {
-    WARN("skipped: needs two CUDA GPUs, found 1");
+  const auto second = rt.gpu(1);
+  if (!second.ok() || second->backend != "cuda") {
+    WARN("skipped: needs two CUDA GPUs, found 1 ("
+         << (second.ok() ? "gpu:1 is " + second->backend : std::string(second.status().message())) << ")");
     return;
   }
   run_random_graphs(rt, 2);

@@ -246,24 +246,24 @@ DaemonGraph::~DaemonGraph() {
 }
 
 Result<Completion> DaemonGraph::submit_after(std::span<const Completion> after) {
-  v1::SubmitRequest request;
-  request.set_graph(handle_);
   std::array<std::uint64_t, DaemonRing::kMaxProducers> producers{};
   for (std::size_t i = 0; i < after.size(); ++i) {
     CompletionImpl* impl = after[i].impl();
     if (impl == nullptr) return invalid_error("producer " + std::to_string(i) + " is an empty completion");
     if (impl->domain() != runtime_.get())
       return invalid_error("producer " + std::to_string(i) + " belongs to another runtime");
-    const std::uint64_t handle = static_cast<DaemonCompletion*>(impl)->handle();
-    request.add_after(handle);
-    if (i < producers.size()) producers[i] = handle;
+    if (i < producers.size()) producers[i] = static_cast<DaemonCompletion*>(impl)->handle();
   }
-  // Through the ring when it can carry the producers and has a ticket free; gRPC otherwise.
+  // Through the ring when it can carry the producers and has a ticket free; gRPC otherwise
+  // (the request message is built only then: the ring's path is every small submission's).
   if (DaemonRing* ring = runtime_->connection().ring(); ring != nullptr && after.size() <= producers.size()) {
     ACCORD_ASSIGN_OR_RETURN(const std::optional<DaemonRing::Accepted> accepted,
                             ring->submit(handle_, std::span(producers.data(), after.size())));
     if (accepted) return Completion(new DaemonCompletion(runtime_, accepted->handle, accepted->ticket), runtime_);
   }
+  v1::SubmitRequest request;
+  request.set_graph(handle_);
+  for (const Completion& producer : after) request.add_after(static_cast<DaemonCompletion*>(producer.impl())->handle());
   grpc::ClientContext context;
   runtime_->connection().prepare(context);
   v1::SubmitResponse response;

@@ -145,7 +145,8 @@ Result<std::unique_ptr<AdmittedMemory>> CudaDevice::admit(const DeviceMemory& me
                             CudaPeerAdmission::create(context_, *gpu_memory, info_.name, whose));
     return std::unique_ptr<AdmittedMemory>(std::move(admission));
   }
-  if (home.kind == DeviceKind::Gpu && memory.export_fd() >= 0) {
+  // Only another CUDA GPU's export is a VMM handle; another backend's fd (a dma-buf) is not.
+  if (home.kind == DeviceKind::Gpu && home.backend == info_.backend && memory.export_fd() >= 0) {
     ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaImportedMemory> imported,
                             CudaImportedMemory::import(context_, memory.export_fd(), memory.bytes(), home.ordinal));
     return std::unique_ptr<AdmittedMemory>(std::move(imported));

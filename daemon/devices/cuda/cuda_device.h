@@ -56,7 +56,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // Host-mapped memory: registered pages (CudaHostAdmission, one registration shared
   // with the other GPUs that admit them). GpuLocal memory of another GPU of this process
   // (a CudaMemory): peer access (CudaPeerAdmission), Unsupported naming both GPUs when
-  // the driver reports no peer path. Anything else Unsupported naming `home`.
+  // the driver reports no peer path. GpuLocal memory of a CUDA GPU met only as its
+  // exported fd (a GPU executor's, passed by ExecutorServer): imported
+  // (CudaImportedMemory). Anything else Unsupported naming `home`.
   Result<std::unique_ptr<AdmittedMemory>> admit(const DeviceMemory& memory, const DeviceInfo& home) override;
   // A GPU image (CodeImage::image non-empty): CudaCode::load, which lists the errors.
   // Builtin or plugin kernels: Unsupported.

@@ -173,6 +173,13 @@ class UniqueCuHostRegistration {
     if (context_ != nullptr) static_cast<void>(syms_->cuCtxSetCurrent(context_));
     static_cast<void>(syms_->cuMemHostUnregister(std::exchange(pages_, nullptr)));
   }
+  // Unregisters through another GPU's driver table and context: a registration shared by
+  // several GPUs is undone by whichever lets go last (CudaHostRegistry).
+  void reset(const CudaSymbols& syms, CUcontext context) noexcept {
+    syms_ = &syms;
+    context_ = context;
+    reset();
+  }
 
  private:
   const CudaSymbols* syms_ = nullptr;

@@ -52,7 +52,7 @@ Result<CudaHostPin> CudaHostRegistry::pin(const CudaContext& context, std::byte*
   if (registered == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
     return unsupported_error("cuda: " + what + " are already registered by other code of this process");
   if (registered != CUDA_SUCCESS) return cuda_status(&syms, registered, "cuMemHostRegister", "registering " + what);
-  // No context in the owner: unpin() makes the last admitter's context current first.
+  // Undone by unpin() through the last admitter's driver table and context.
   entries_.push_back(Entry{pages, bytes, 1, UniqueCuHostRegistration(syms, nullptr, pages)});
   return CudaHostPin(*this, context, pages);
 }
@@ -68,8 +68,7 @@ void CudaHostRegistry::unpin(const CudaContext& context, std::byte* pages) noexc
   const std::lock_guard lock(mu_);
   auto entry = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.pages == pages; });
   if (entry == entries_.end() || --entry->shares > 0) return;
-  static_cast<void>(context.make_current());
-  entry->registration.reset();
+  entry->registration.reset(*context.syms, context.context);
   entries_.erase(entry);
 }
 

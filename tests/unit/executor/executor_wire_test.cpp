@@ -78,6 +78,22 @@ TEST_CASE("decoders refuse garbage, and every message round-trips", "[executor][
 
   region.edges = {{0, 5}};  // an edge past the operations
   CHECK_FALSE(executor::decode_lower(executor::encode(region)).ok());
+
+  // Admissions say what their fd is: pages to map, or another GPU's exported memory.
+  for (const executor::AdmitKind kind : {executor::AdmitKind::HostPages, executor::AdmitKind::GpuMemory}) {
+    executor::AdmitRequest admit{4096, hello.info, kind};
+    const auto admitted = executor::decode_admit(executor::encode(admit));
+    REQUIRE(admitted.ok());
+    CHECK(admitted->bytes == 4096);
+    CHECK(admitted->home.id() == DeviceId{DeviceKind::Gpu, 3});
+    CHECK(admitted->kind == kind);
+  }
+  std::vector<std::byte> unknown_kind = executor::encode(executor::AdmitRequest{4096, hello.info});
+  unknown_kind.back() = std::byte{2};
+  const auto refused = executor::decode_admit(unknown_kind);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(std::string(refused.status().message()).find("unknown kind 2") != std::string::npos);
+  CHECK_FALSE(executor::decode_admit(junk).ok());
 }
 
 TEST_CASE("control records carry a descriptor, and large payloads travel in a sealed memfd", "[executor][wire]") {

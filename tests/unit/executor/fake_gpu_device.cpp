@@ -156,6 +156,10 @@ class FakeGpu final : public devices::Device {
       return std::unique_ptr<devices::AdmittedMemory>(std::move(imported));
     }
     if (memory.host_address() == nullptr) return unsupported_error(info_.name + " cannot reach memory of " + home.name);
+    // A real GPU's memory is never host mapped: GPU memory that arrives as mapped pages
+    // was sent as the wrong kind of admission (ExecutorServer maps only HostPages).
+    if (home.kind == DeviceKind::Gpu)
+      return invalid_error(info_.name + ": memory of " + home.name + " arrived mapped, not as its export");
     return std::unique_ptr<devices::AdmittedMemory>(new FakeView(reinterpret_cast<std::uint64_t>(memory.host_address())));
   }
   Result<std::unique_ptr<devices::LoadedCode>> load(const devices::CodeImage& image,

@@ -1,6 +1,6 @@
 // The session's completion handles (daemon/service/completion_table.h): reservations are
-// invisible, handles are never below 2^32 nor reused once released, and the table grows
-// only past the most handles it ever held.
+// invisible, handles are never below 2^32 nor given out twice (a spent slot retires), and
+// the table grows only past the most handles it ever held.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -107,4 +107,25 @@ TEST_CASE("drain hands over every filled observer and empties the table", "[serv
   CHECK(table.size() == 0);
   CHECK(table.find(a) == nullptr);
   CHECK(table.find(b) == nullptr);
+}
+
+TEST_CASE("a slot whose generations are spent retires instead of giving out an old handle again",
+          "[service][completions]") {
+  CompletionTable table(1);
+  table.set_generation_for_testing(0, UINT32_MAX);
+  const std::uint64_t last = table.reserve();
+  CHECK(last >> 32 == UINT32_MAX);
+  REQUIRE(table.fill(last, fake_observer(1)));
+  REQUIRE(table.remove(last) == fake_observer(1));
+  // The slot is retired: the next handle comes from a new slot, and the old one is stale.
+  const std::uint64_t next = table.reserve();
+  CHECK((next & 0xffffffffu) == 1);
+  CHECK(next >> 32 == 1);
+  CHECK(table.find(last) == nullptr);
+  CHECK_FALSE(table.fill(last, fake_observer(2)));
+  CHECK(table.size() == 1);
+  std::size_t drained = 0;
+  REQUIRE(table.fill(next, fake_observer(3)));
+  table.drain([&](Submission*) { ++drained; });
+  CHECK(drained == 1);
 }
