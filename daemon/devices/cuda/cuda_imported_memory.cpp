@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/devices/cuda/cuda_status.h"
+#include "daemon/devices/cuda/cuda_vmm_mapping.h"
 
 namespace accord::devices::cuda {
 namespace {
@@ -52,16 +53,9 @@ Result<std::unique_ptr<CudaImportedMemory>> CudaImportedMemory::import(const Cud
                          (prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? gpu_name(prop.location.id)
                                                                             : std::string("the host")));
 
-  CUdeviceptr ptr = 0;
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemAddressReserve(&ptr, bytes, 0, 0, 0), "reserving addresses for " + what);
-  memory->range_ = UniqueCuAddressRange(syms, context.context, ptr, bytes);
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemMap(ptr, bytes, 0, handle, 0), "mapping " + what);
-  memory->mapping_ = UniqueCuMapping(syms, context.context, ptr, bytes);
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = context.ordinal;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemSetAccess(ptr, bytes, &access, 1), "granting access to " + what);
+  ACCORD_ASSIGN_OR_RETURN(CudaVmmMapping mapped, map_for_gpu(context, handle, bytes, what));
+  memory->range_ = std::move(mapped.range);
+  memory->mapping_ = std::move(mapped.mapping);
   return memory;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "daemon/devices/cuda/cuda_status.h"
+#include "daemon/devices/cuda/cuda_vmm_mapping.h"
 
 namespace accord::devices::cuda {
 namespace {
@@ -36,17 +37,10 @@ Result<std::unique_ptr<CudaMemory>> CudaMemory::create(const CudaContext& contex
   ACCORD_CU_RETURN_IF_ERROR(syms, cuMemCreate(&handle, size, &prop, 0), "creating " + what);
   memory->handle_ = UniqueCuMemHandle(syms, context.context, handle);
 
-  CUdeviceptr ptr = 0;
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemAddressReserve(&ptr, size, 0, 0, 0), "reserving addresses for " + what);
-  memory->range_ = UniqueCuAddressRange(syms, context.context, ptr, size);
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemMap(ptr, size, 0, handle, 0), "mapping " + what);
-  memory->mapping_ = UniqueCuMapping(syms, context.context, ptr, size);
-
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = context.ordinal;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  ACCORD_CU_RETURN_IF_ERROR(syms, cuMemSetAccess(ptr, size, &access, 1), "granting access to " + what);
+  ACCORD_ASSIGN_OR_RETURN(CudaVmmMapping mapped, map_for_gpu(context, handle, size, what));
+  memory->range_ = std::move(mapped.range);
+  memory->mapping_ = std::move(mapped.mapping);
+  const CUdeviceptr ptr = memory->mapping_.get();
   memory->peers_ = std::make_shared<CudaPeerAccess>(context, ptr, size);
 
   // The seed promises zeroed storage, and cuMemCreate gives whatever was there.
