@@ -21,7 +21,10 @@ FakeGpus::FakeGpus(int count) {
   REQUIRE(loaded.ok());
   syms_ = std::move(loaded).value();
   // The library is loaded already: RTLD_NOLOAD only takes another reference to it.
-  library_ = UniqueDlHandle(::dlopen(ACCORD_CUDA_FAKE_DRIVER, RTLD_NOW | RTLD_NOLOAD));
+  // RTLD_NODELETE keeps it mapped for the rest of the process, as a real driver stays:
+  // its state is never destroyed (completion threads may call late), and once unmapped
+  // that state would be unreachable and LeakSanitizer would call it a leak.
+  library_ = UniqueDlHandle(::dlopen(ACCORD_CUDA_FAKE_DRIVER, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE));
   REQUIRE(library_);
   control_ = reinterpret_cast<void (*)(const char*)>(library_.symbol("accord_fake_cuda_control"));
   log_ = reinterpret_cast<const char* (*)()>(library_.symbol("accord_fake_cuda_log"));
