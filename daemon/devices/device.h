@@ -173,14 +173,18 @@ class NativeRegion {
   // Where another process may see a launch in `slot` succeed without asking the device:
   // the byte offset, in the device's completion_word_fd(), of a 32-bit word that is 0
   // from launch() until the launch has completed successfully with its results visible,
-  // then 1. A failed launch may leave it 0 (its sink says why). std::nullopt when the
-  // slot has no such word (the default). Lets accordd see a GPU executor's completions
+  // then kCompletionWordDone. A failed launch leaves any other value (0, or a value a
+  // backend writes to release its own waiters); only its sink says how it ended.
+  // std::nullopt when the slot has no such word (the default). Lets accordd see a GPU executor's completions
   // with a load instead of a message (daemon/executor/README.md, "Completion words").
   virtual std::optional<std::uint64_t> completion_word(std::uint32_t slot) const noexcept {
     static_cast<void>(slot);
     return std::nullopt;
   }
 };
+
+// The value of a completion word (NativeRegion::completion_word) once its launch succeeded.
+inline constexpr std::uint32_t kCompletionWordDone = 1;
 
 // A same-device predecessor that may still be running, in the slot it runs in.
 struct RegionWait {

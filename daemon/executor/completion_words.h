@@ -63,7 +63,8 @@ struct LaunchCell {
 
   // Whether the word says launch `number` has ended.
   bool word_says_done(std::uint32_t number) const noexcept {
-    return echo->load(std::memory_order_acquire) == number && word->load(std::memory_order_acquire) != 0;
+    return echo->load(std::memory_order_acquire) == number &&
+           word->load(std::memory_order_acquire) == devices::kCompletionWordDone;
   }
   // Takes launch `number` for reporting: true for exactly one caller while it is in flight.
   bool claim(std::uint32_t number) noexcept {

@@ -31,6 +31,9 @@ Result<std::unique_ptr<CudaCompletionQueue>> CudaCompletionQueue::start(const Cu
 }
 
 void CudaCompletionQueue::push(CudaSlot& slot) noexcept {
+  // A launch that failed never writes its flag, and successors may already be queued on
+  // it: release them (kFlagReleased), before the slot can be reported and launched again.
+  if (slot.launch_result != CUDA_SUCCESS && slot.flag) slot.flag.word->store(kFlagReleased, std::memory_order_release);
   slot.ready = false;
   slot.next = nullptr;
   bool wake = false;
@@ -154,7 +157,7 @@ int CudaCompletionQueue::sweep() noexcept {
       continue;
     }
     if (s->flag) {
-      if (s->flag.word->load(std::memory_order_acquire) != 0) {
+      if (s->flag.word->load(std::memory_order_acquire) == kFlagDone) {
         s->ready = true;
         continue;
       }

@@ -46,8 +46,9 @@ class CudaCompletionQueue {
   CudaCompletionQueue(const CudaCompletionQueue&) = delete;
   CudaCompletionQueue& operator=(const CudaCompletionQueue&) = delete;
 
-  // Queues `slot` (its sink, launch result, flag and event already set by launch()). Never
-  // allocates; takes a mutex that sweeps hold only to splice lists.
+  // Queues `slot` (its sink, launch result, flag and event already set by launch()); a
+  // failed launch's flag is set to kFlagReleased first. Never allocates; takes a mutex
+  // that sweeps hold only to splice lists.
   void push(CudaSlot& slot) noexcept;
 
   // One sweep on the calling thread, unless another sweep is under way; reports what

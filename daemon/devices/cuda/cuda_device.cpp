@@ -199,7 +199,7 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
       // The predecessor's slot is not launched again before this submission ends, so its
       // flag cannot be reset under this wait.
       if (predecessor.successors_wait_on_flag()) {
-        if (const CUresult w = s.cuStreamWaitValue32(stream, before.flag.device_address, 1, CU_STREAM_WAIT_VALUE_GEQ);
+        if (const CUresult w = s.cuStreamWaitValue32(stream, before.flag.device_address, kFlagDone, CU_STREAM_WAIT_VALUE_GEQ);
             w != CUDA_SUCCESS) {
           fail(w, "cuStreamWaitValue32");
           break;

@@ -14,7 +14,7 @@ CUstreamBatchMemOpParams write_one(CudaFlag flag) noexcept {
   CUstreamBatchMemOpParams op{};
   op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
   op.writeValue.address = flag.device_address;
-  op.writeValue.value = 1;
+  op.writeValue.value = kFlagDone;
   op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;  // fenced: the region's writes land first
   return op;
 }
@@ -86,10 +86,10 @@ bool CudaFlagPool::probe() noexcept {
             works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
                     s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
                     s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
-                    flag.value().word->load(std::memory_order_acquire) == 1;
+                    flag.value().word->load(std::memory_order_acquire) == kFlagDone;
             // The flag reads 1 now, so a wait on it passes at once where the driver can wait.
             waitable_ = works && s.cuStreamWaitValue32 != nullptr &&
-                        s.cuStreamWaitValue32(stream.get(), flag.value().device_address, 1,
+                        s.cuStreamWaitValue32(stream.get(), flag.value().device_address, kFlagDone,
                                               CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
                         s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS;
           }

@@ -20,10 +20,18 @@
 #include "accord/status.h"
 #include "daemon/devices/common/memfd_pages.h"
 #include "daemon/devices/cuda/cuda_handles.h"
+#include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
 
 inline constexpr std::uint64_t kNoWordOffset = ~std::uint64_t{0};
+
+// A flag's values: 0 from launch; kFlagDone when the graph wrote it; kFlagReleased when
+// the launch failed, so that successors already queued on the flag (their streams wait
+// for at least kFlagDone) go on rather than stall their stream, while every reader that
+// reports completion takes only kFlagDone and leaves the failure to the launch's report.
+inline constexpr std::uint32_t kFlagDone = kCompletionWordDone;
+inline constexpr std::uint32_t kFlagReleased = 2;
 
 struct CudaFlag {
   std::atomic<std::uint32_t>* word = nullptr;  // the host's view

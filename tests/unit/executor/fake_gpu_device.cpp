@@ -89,6 +89,11 @@ struct FakeRegion final : devices::NativeRegion {
     if (slot >= word_offsets.size()) return std::nullopt;
     return word_offsets[slot];
   }
+  // As CUDA's flags (cuda_flags.h): done, or released by a failure (only the report says
+  // how it failed; accordd must not take the word for done).
+  static std::uint32_t word_after(const Status& result) noexcept {
+    return result.ok() ? devices::kCompletionWordDone : 2;
+  }
   void set_word(std::uint32_t slot, std::uint32_t value) const noexcept {
     if (slot < words.size()) words[slot]->store(value, std::memory_order_release);
   }
@@ -236,7 +241,7 @@ class FakeGpu final : public devices::Device {
     if (inline_) {
       // Synchronous: predecessors have all completed (they ran inline too).
       Status result = run(Item{&region, waits.slot, {}, &sink});
-      if (result.ok()) region.set_word(waits.slot, 1);
+      region.set_word(waits.slot, FakeRegion::word_after(result));
       if (result.ok()) sink.on_done();
       else sink.on_error(std::move(result));
       return;
@@ -316,7 +321,7 @@ class FakeGpu final : public devices::Device {
         lock.unlock();
         cv_.notify_all();
         if (result.ok() && lost) result = device_lost_error(info_.name + " was lost while the launch ran");
-        if (result.ok()) item.region->set_word(item.slot, 1);
+        item.region->set_word(item.slot, FakeRegion::word_after(result));
         // fake.report_delay_us: the word says done well before the sink is told.
         if (report_delay_.count() > 0) std::this_thread::sleep_for(report_delay_);
         if (polling_) {

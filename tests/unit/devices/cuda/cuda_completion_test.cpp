@@ -183,6 +183,44 @@ TEST_CASE("a flag read 1 completes its slot, and a waiting thread's poll() repor
   CHECK(f.queue->poll() == 0);  // after shut_down poll() does nothing
 }
 
+TEST_CASE("a failed launch releases what waits on its flag and is still reported as its failure",
+          "[cuda][completion][fake]") {
+  Fixture f;
+  FakeSlot a(*f.syms, CUDA_SUCCESS);
+  FakeFlag flag;
+  a.slot.flag = flag.flag();
+  a.slot.launch_result = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  a.slot.launch_call = "cuGraphLaunch";
+  RecordingSink sink;
+  f.push(a, sink);
+  // A successor's stream waits for the word to reach kFlagDone or more: it goes on.
+  CHECK(flag.word.load() == kFlagReleased);
+  CHECK(kFlagReleased >= kFlagDone);
+  REQUIRE(sink.wait_for(1));
+  CHECK(sink.done() == 0);
+  REQUIRE(sink.errors() == 1);
+  CHECK(std::string(sink.last_error().message()).starts_with("cuGraphLaunch: "));
+  f.queue->shut_down();
+}
+
+TEST_CASE("a flag released by a failed launch is not taken for done", "[cuda][completion][fake]") {
+  Fixture f;
+  FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);  // the event never says done
+  FakeFlag flag;
+  a.slot.flag = flag.flag();
+  a.slot.checked_ns = steady_now_ns();
+  RecordingSink sink;
+  f.push(a, sink);
+  flag.word.store(kFlagReleased, std::memory_order_release);
+  for (int i = 0; i < 100; ++i) f.queue->poll();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  CHECK(sink.calls() == 0);
+  flag.word.store(kFlagDone, std::memory_order_release);
+  REQUIRE(sink.wait_for(1));
+  CHECK(sink.done() == 1);
+  f.queue->shut_down();
+}
+
 TEST_CASE("a flag that does not come is explained by the event: a fault fails the slot", "[cuda][completion][fake]") {
   Fixture f;
   FakeSlot a(*f.syms, CUDA_ERROR_NOT_READY);
