@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "accord/detail/completion_impl.h"
+#include "client/src/daemon/daemon_completion.h"
 #include "client/src/daemon/daemon_connection.h"
 #include "client/src/transport.h"
 
@@ -57,40 +58,6 @@ class DaemonKernel final : public KernelImpl {
   std::string name_;
   KernelContract contract_;
   DeviceId device_;
-};
-
-// One observed submission. Heap-allocated per submit (the gRPC call allocates anyway);
-// the last observer releases the daemon's completion handle. A submission made through
-// the ring holds a ring ticket, and waits, polls, cancels and releases through the ring.
-class DaemonCompletion final : public CompletionImpl {
- public:
-  DaemonCompletion(std::shared_ptr<DaemonRuntime> runtime, std::uint64_t handle,
-                   std::optional<std::uint32_t> ring_ticket = std::nullopt);
-
-  void retain_observer() noexcept override { observers_.fetch_add(1, std::memory_order_relaxed); }
-  void release_observer() noexcept override;
-  Status wait() override;
-  Result<bool> wait_for(std::chrono::nanoseconds timeout) override;
-  bool poll() const noexcept override;
-  std::optional<Status> result() const override;
-  void cancel() noexcept override;
-  std::optional<CompletionProfile> profile() const override;
-  const void* domain() const noexcept override;
-  std::uint64_t handle() const noexcept { return handle_; }
-
- private:
-  ~DaemonCompletion() = default;
-  std::optional<Status> cached() const;
-  // Records a terminal event; returns false for a pending one.
-  bool absorb(const v1::CompletionEvent& event) const;
-
-  std::shared_ptr<DaemonRuntime> runtime_;
-  std::uint64_t handle_;
-  std::optional<std::uint32_t> ring_ticket_;
-  std::atomic<std::uint32_t> observers_{1};
-  mutable std::mutex mu_;
-  mutable std::optional<Status> outcome_;
-  mutable std::optional<CompletionProfile> profile_;
 };
 
 class DaemonGraph final : public ExecutableGraphImpl {

@@ -75,6 +75,8 @@ class DaemonRing {
   // After wait() or poll() returned true: the outcome and its profile.
   Status outcome(std::uint32_t ticket) const;
   CompletionProfile profile(std::uint32_t ticket) const;
+  // How many tickets there are: ticket numbers are below this.
+  std::size_t tickets() const noexcept { return tickets_.size(); }
   // The completion that held `ticket` is gone; the ticket is reused once accordd's last
   // answer for it has come.
   void forget(std::uint32_t ticket);

@@ -94,6 +94,8 @@ Result<std::shared_ptr<DaemonRuntime>> DaemonRuntime::connect(const std::string&
   // options() reports what accordd granted, which may be less than what was asked.
   std::shared_ptr<DaemonRuntime> runtime(new DaemonRuntime(connection.value()->granted(options)));
   runtime->connection_ = std::move(connection).value();
+  if (const DaemonRing* ring = runtime->connection_->ring(); ring != nullptr)
+    runtime->ring_completions_ = std::make_unique<RingCompletions>(ring->tickets());
   return runtime;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "client/src/daemon/daemon_completion.h"
 #include "client/src/daemon/daemon_connection.h"
 #include "client/src/transport.h"
 
@@ -28,6 +29,8 @@ class DaemonRuntime final : public RuntimeImpl {
   std::optional<ExecutionTrace> finish_trace() override;
 
   DaemonConnection& connection() noexcept { return *connection_; }
+  // The completions of ring submissions, one per ticket; only used when connection().ring().
+  RingCompletions& ring_completions() noexcept { return *ring_completions_; }
   std::shared_ptr<DaemonRuntime> self() {
     return std::static_pointer_cast<DaemonRuntime>(shared_from_this());
   }
@@ -38,6 +41,7 @@ class DaemonRuntime final : public RuntimeImpl {
   Result<std::shared_ptr<KernelImpl>> send_load(v1::LoadKernelRequest& request, DeviceId device,
                                                 const std::string& name, const KernelContract& contract);
   std::unique_ptr<DaemonConnection> connection_;
+  std::unique_ptr<RingCompletions> ring_completions_;  // declared after connection_: goes first
 };
 
 }  // namespace accord::detail
