@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "daemon/engine/engine.h"
+#include "daemon/engine/staged_copy.h"
 
 namespace accord::engine {
 namespace {
@@ -32,17 +33,12 @@ LaneKind copy_lane(const ViewSpec& destination, const ViewSpec& source) {
 }
 
 struct CheckedOp {
-  devices::DeviceIndex device = 0;
+  devices::DeviceIndex device = 0;  // a staged copy: the destination's device
   LaneKind lane = LaneKind::Compute;
+  int staged = -1;  // a copy staged through host memory: its index in the StagedCopy list
   std::size_t first_use = 0;  // into the flat use list
   std::size_t use_count = 0;
   std::uint64_t copy_bytes = 0;
-};
-
-// A binding as the operation's device addresses it.
-struct ResolvedBinding {
-  const devices::AdmittedMemory* admission = nullptr;  // null when the device is the home
-  std::uint64_t address = 0;
 };
 
 std::string device_name(const devices::DeviceRegistry& registry, devices::DeviceIndex index) {
@@ -91,7 +87,8 @@ devices::DeviceIndex data_device(const devices::DeviceRegistry& registry, const 
 // touches. Every binding must be visible to the device that runs the operation: its
 // home, or a device that admits it.
 Status check_operation(Session& session, std::size_t node, const OperationSpec& op,
-                       std::vector<AccessRange>& uses, std::vector<ResolvedBinding>& resolved, CheckedOp& out) {
+                       std::vector<AccessRange>& uses, std::vector<ResolvedBinding>& resolved,
+                       std::vector<StagedCopy>& staged, CheckedOp& out) {
   devices::DeviceRegistry& devices = session.engine().device_registry();
   for (std::size_t b = 0; b < op.bindings.size(); ++b) {
     const ViewSpec& v = op.bindings[b];
@@ -173,6 +170,14 @@ Status check_operation(Session& session, std::size_t node, const OperationSpec& 
     }
     auto admitted =
         allocation.admission_for(out.device, devices.generation(out.device), device, devices.at(home).info());
+    if (!admitted.ok() && admitted.status().kind() == ErrorKind::Unsupported && stageable(op)) {
+      // No path from the destination's device to the source: through host memory.
+      ACCORD_ASSIGN_OR_RETURN(StagedCopy copy, stage_copy(session, where(node), op, out.device));
+      out.staged = static_cast<int>(staged.size());
+      staged.push_back(std::move(copy));
+      resolved.push_back({});  // the halves address their buffers through `staged`
+      continue;
+    }
     if (!admitted.ok()) {
       Status status = std::move(admitted).status();
       const std::string what = where(node, b) + ": memory of " + device_name(devices, home) +
@@ -211,8 +216,9 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   std::vector<ResolvedBinding> resolved;
   resolved.reserve(spec.ops.size() * 3);
   std::vector<CheckedOp> checked(spec.ops.size());
+  std::vector<StagedCopy> staged;
   for (std::size_t i = 0; i < spec.ops.size(); ++i)
-    ACCORD_RETURN_IF_ERROR(check_operation(session, i, spec.ops[i], uses, resolved, checked[i]));
+    ACCORD_RETURN_IF_ERROR(check_operation(session, i, spec.ops[i], uses, resolved, staged, checked[i]));
   const devices::DeviceRegistry& registry = engine.devices();
 
   auto graph = make_ref<PreparedGraph>(Ref<Session>::retain(&session), engine.next_id());
@@ -225,30 +231,47 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   g.deps_ = infer_dependencies(per_op);
 
   // Regions: maximal runs of consecutive operations on one (device, lane); every NPU
-  // operation is a region of its own (a command list per program, as in the seed).
-  std::vector<std::uint32_t> region_of(spec.ops.size());
-  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
-    const bool extend = !g.regions_.empty() && g.regions_.back().device == checked[i].device &&
-                        g.regions_.back().lane == checked[i].lane && checked[i].lane != LaneKind::Npu;
+  // operation is a region of its own (a command list per program, as in the seed), and
+  // so is each half of a staged copy (its download, then its upload). An operation's
+  // predecessors wait for it to leave its last region; its first region waits for them.
+  std::vector<std::uint32_t> first_region(spec.ops.size());
+  std::vector<std::uint32_t> last_region(spec.ops.size());
+  enum class Half : std::uint8_t { None, Download, Upload };
+  std::vector<Half> half_of;  // per region
+  auto add_to_region = [&](std::size_t op, devices::DeviceIndex device, LaneKind lane, Half half) {
+    const bool extend = half == Half::None && !g.regions_.empty() && half_of.back() == Half::None &&
+                        g.regions_.back().device == device && g.regions_.back().lane == lane && lane != LaneKind::Npu;
     if (!extend) {
       PreparedRegion r;
-      r.device = checked[i].device;
-      r.lane = checked[i].lane;
+      r.device = device;
+      r.lane = lane;
       r.lane_slot = static_cast<std::uint32_t>(r.device) * kLaneKindCount + static_cast<std::uint32_t>(r.lane);
       r.native_waits = registry.at(r.device).waits_natively();
       g.regions_.push_back(std::move(r));
+      half_of.push_back(half);
     }
     PreparedRegion& r = g.regions_.back();
-    r.ops.push_back(static_cast<std::uint32_t>(i));
-    r.copy_bytes += checked[i].copy_bytes;
-    region_of[i] = static_cast<std::uint32_t>(g.regions_.size() - 1);
+    r.ops.push_back(static_cast<std::uint32_t>(op));
+    r.copy_bytes += checked[op].copy_bytes;
+    return static_cast<std::uint32_t>(g.regions_.size() - 1);
+  };
+  for (std::size_t i = 0; i < spec.ops.size(); ++i) {
+    if (checked[i].staged >= 0) {
+      const StagedCopy& s = staged[static_cast<std::size_t>(checked[i].staged)];
+      first_region[i] = add_to_region(i, s.source_device, LaneKind::Download, Half::Download);
+      last_region[i] = add_to_region(i, s.destination_device, LaneKind::Upload, Half::Upload);
+    } else {
+      first_region[i] = last_region[i] = add_to_region(i, checked[i].device, checked[i].lane, Half::None);
+    }
   }
   // Region predecessors: the operation edges contracted onto regions. Regions are
-  // contiguous in recording order, so this keeps every ordering and stays acyclic.
+  // contiguous in recording order and only the last region grows, so every edge goes
+  // from an earlier region to a later one: this keeps every ordering and stays acyclic.
   for (std::size_t i = 0; i < spec.ops.size(); ++i) {
-    PreparedRegion& r = g.regions_[region_of[i]];
+    PreparedRegion& r = g.regions_[first_region[i]];
     for (OpIndex d : g.deps_.of(static_cast<OpIndex>(i)))
-      if (region_of[d] != region_of[i]) r.predecessors.push_back(region_of[d]);
+      if (last_region[d] != first_region[i]) r.predecessors.push_back(last_region[d]);
+    if (last_region[i] != first_region[i]) g.regions_[last_region[i]].predecessors.push_back(first_region[i]);
   }
   for (std::size_t ri = 0; ri < g.regions_.size(); ++ri) {
     auto& p = g.regions_[ri].predecessors;
@@ -263,6 +286,7 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
     g.devices_.push_back(checked[i].device);
     for (const ViewSpec& v : spec.ops[i].bindings) g.devices_.push_back(v.allocation->home());
   }
+  for (const StagedCopy& s : staged) g.devices_.push_back(s.stage->home());
   std::sort(g.devices_.begin(), g.devices_.end());
   g.devices_.erase(std::unique(g.devices_.begin(), g.devices_.end()), g.devices_.end());
   for (devices::DeviceIndex d : g.devices_) g.device_generations_.push_back(generations[d]);
@@ -284,15 +308,22 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
       const OperationSpec& s = spec.ops[op];
       const CheckedOp& c = checked[op];
       const std::size_t first = bindings.size();
-      for (std::size_t b = 0; b < s.bindings.size(); ++b) {
-        const AccessRange& u = uses[c.first_use + b];
-        const ResolvedBinding& rb = resolved[c.first_use + b];
-        bindings.push_back({&s.bindings[b].allocation->memory(), rb.admission, rb.address, s.bindings[b].offset,
-                            s.bindings[b].length, u.access});
+      if (half_of[ri] != Half::None) {
+        const StagedCopy& copy = staged[static_cast<std::size_t>(c.staged)];
+        for (const devices::OperationBinding& b :
+             half_of[ri] == Half::Download ? download_bindings(copy, s) : upload_bindings(copy, s))
+          bindings.push_back(b);
+      } else {
+        for (std::size_t b = 0; b < s.bindings.size(); ++b) {
+          const AccessRange& u = uses[c.first_use + b];
+          const ResolvedBinding& rb = resolved[c.first_use + b];
+          bindings.push_back({&s.bindings[b].allocation->memory(), rb.admission, rb.address, s.bindings[b].offset,
+                              s.bindings[b].length, u.access});
+        }
       }
       devices::Operation o;
       o.kind = s.kind;
-      o.lane = c.lane;
+      o.lane = r.lane;
       o.fill_value = s.fill_value;
       o.code = s.kernel ? &s.kernel->code() : nullptr;
       o.bindings = std::span<const devices::OperationBinding>(bindings.data() + first, s.bindings.size());
@@ -303,7 +334,7 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
       // run is its distance from the region's first operation.
       const std::size_t before_edges = edges.size();
       for (OpIndex d : g.deps_.of(static_cast<OpIndex>(op)))
-        if (region_of[d] == ri) edges.push_back({d - r.ops.front(), op - r.ops.front()});
+        if (last_region[d] == ri) edges.push_back({d - r.ops.front(), op - r.ops.front()});
       std::sort(edges.begin() + static_cast<std::ptrdiff_t>(before_edges), edges.end(),
                 [](const devices::OperationEdge& a, const devices::OperationEdge& b) { return a.before < b.before; });
     }
@@ -361,6 +392,10 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
   }
   for (OperationSpec& s : spec.ops)
     if (s.kernel) g.kernels_.push_back(std::move(s.kernel));
+  // Stages are the graph's own: never leased, poisoned or seen by the client. Reusing one
+  // across submissions is safe because a staged copy writes its destination, so the
+  // graph conflicts with itself and its submissions run one after another.
+  for (StagedCopy& s : staged) g.retained_.push_back(std::move(s.stage));
 
   const std::size_t slots = session.limits().graph_slots;
   g.slots_.reserve(slots);

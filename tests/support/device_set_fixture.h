@@ -22,6 +22,7 @@ struct DeviceSetOptions {
   std::size_t gpus = 1;
   bool npu = false;
   std::size_t gpu_granularity = 1;
+  bool gpu_peers = true;  // false: no GPU reaches another's memory (copies are staged)
   std::chrono::milliseconds watchdog{60'000};
   // Isolation groups: after the shared GPUs, each group gets its own gpu:0 (gpu(i) for
   // i >= gpus, in this order), as accordd's --gpu-isolation does with executors.
@@ -34,8 +35,9 @@ class DeviceSetFixture {
     devices::DeviceRegistry registry;
     registry.add(devices::host::make_host_device().value());
     for (std::size_t i = 0; i < options.gpus; ++i) {
-      auto gpu = std::make_unique<ThreadedDevice>(ThreadedDeviceOptions{
-          devices::DeviceKind::Gpu, static_cast<int>(i), options.native_waits, options.gpu_granularity});
+      auto gpu = std::make_unique<ThreadedDevice>(ThreadedDeviceOptions{devices::DeviceKind::Gpu, static_cast<int>(i),
+                                                                        options.native_waits, options.gpu_granularity,
+                                                                        options.gpu_peers});
       gpus_.push_back(gpu.get());
       registry.add(std::move(gpu));
     }

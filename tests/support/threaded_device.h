@@ -30,6 +30,7 @@ struct ThreadedDeviceOptions {
   int ordinal = 0;
   bool native_waits = true;
   std::size_t granularity = 1;  // allocations are rounded up to this (GPU: 2 MiB)
+  bool peers = true;            // reaches other threaded devices' memory (a peer path)
 };
 
 class ThreadedDevice final : public devices::Device {
@@ -74,11 +75,13 @@ class ThreadedDevice final : public devices::Device {
   }
 
   // Host-mapped memory is reachable as it is; so is another threaded device's memory
-  // (a peer). Anything else is Unsupported.
+  // (a peer) unless the options say there is no peer path. Anything else is Unsupported.
   Result<std::unique_ptr<devices::AdmittedMemory>> admit(const devices::DeviceMemory& memory,
                                                          const devices::DeviceInfo& home) override {
     if (memory.host_address() == nullptr && home.backend != "threaded")
       return unsupported_error(info_.name + " cannot reach memory of " + home.name);
+    if (memory.host_address() == nullptr && !options_.peers)
+      return unsupported_error(info_.name + " cannot reach memory of " + home.name + ": no peer path");
     admissions_.fetch_add(1);
     return std::unique_ptr<devices::AdmittedMemory>(new View(memory.device_address()));
   }
