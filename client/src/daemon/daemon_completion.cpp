@@ -1,10 +1,18 @@
 // The daemon transport's completions (see daemon_completion.h).
 #include "client/src/daemon/daemon_completion.h"
 
+#include <chrono>
+
 #include "client/src/daemon/daemon_release.h"
 #include "client/src/daemon/daemon_runtime.h"
 
 namespace accord::detail {
+namespace {
+
+// How long poll() waits for the ring's answer of a submission accordd said has ended.
+constexpr std::chrono::milliseconds kAnswerInFlight{200};
+
+}  // namespace
 
 DaemonCompletion* DaemonCompletion::for_grpc(DaemonRuntime& runtime, std::uint64_t handle) {
   return new DaemonCompletion(runtime, handle, std::nullopt);
@@ -133,7 +141,13 @@ bool DaemonCompletion::poll() const noexcept {
   request.set_completion(handle_);
   v1::CompletionEvent event;
   if (!runtime_->connection().stub().PollCompletion(&context, request, &event).ok()) return false;
-  return absorb(event);
+  if (!absorb(event)) return false;
+  // Ended, and its answer on the ring is on its way. accordd's thread that writes it lets
+  // go of the submission's slot first, so a client that drops this completion and
+  // submits again at once must not go on before the answer: it would find the slot still
+  // held and be told Busy. The wait is bounded, for an accordd whose answer was lost.
+  if (ring_ticket_) static_cast<void>(runtime_->connection().ring()->wait(*ring_ticket_, kAnswerInFlight));
+  return true;
 }
 
 std::optional<Status> DaemonCompletion::result() const {
