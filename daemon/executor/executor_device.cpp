@@ -102,7 +102,9 @@ Result<std::shared_ptr<ExecutorDevice::Connection>> ExecutorDevice::start(std::u
   };
   if (Status sent = send_control(connection->socket.get(), ControlOp::Init, 0, 0, {}, connection->channel.fd());
       !sent.ok())
-    return fail("did not take its channel: " + std::string(sent.message()));
+    // Most often the executor ended already (a bad binary, a failed start): it hung up
+    // before its hello, which is what an exit after this send is told as too.
+    return fail("hung up before its hello: it did not take its channel: " + std::string(sent.message()));
 
   const auto deadline = std::chrono::steady_clock::now() + options_.hello_timeout;
   for (;;) {
