@@ -63,11 +63,12 @@ void Scheduler::shutdown() {
       for (const Ref<Session>& session : live_sessions()) {
         SessionSchedule& q = session->schedule;
         for (;;) {
+          const std::uint32_t seen = progress_.load();
           {
             std::lock_guard lock(q.mu);
             if (q.pending_head == nullptr) break;
           }
-          help_once(q);
+          help_once(q, seen);
         }
       }
     }
@@ -259,8 +260,12 @@ Status Scheduler::wait(Submission& submission) {
 void Scheduler::help_until_terminal(Submission& submission) {
   SessionSchedule& q = schedule_of(submission);
   if (inline_mode_) {
-    while (!submission.terminal()) help_once(q);
-    return;
+    for (;;) {
+      // Before the check: a submission that ends right after it moves progress_ on.
+      const std::uint32_t seen = progress_.load();
+      if (submission.terminal()) return;
+      help_once(q, seen);
+    }
   }
   std::unique_lock lock(q.mu);
   while (!submission.terminal()) {
@@ -328,9 +333,7 @@ bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {
   return false;
 }
 
-void Scheduler::help_once(SessionSchedule& q) {
-  // Read before looking, so that a region ending after the look is not slept through.
-  const std::uint32_t seen = progress_.load();
+void Scheduler::help_once(SessionSchedule& q, std::uint32_t seen) {
   RegionRun* run = nullptr;
   {
     std::lock_guard lock(q.mu);

@@ -169,10 +169,12 @@ class Scheduler final : private devices::DeviceLossObserver {
   std::optional<devices::DeviceIndex> waitable_device_locked(const Submission& submission) const noexcept;
   // Whether a device of `graph` completes by polling (a waiter then polls it).
   bool polls_devices(const PreparedGraph& graph) const noexcept;
-  // Runs a ready region of `q` or sleeps until progress; inline mode only, where a
-  // waiting thread runs its own session's work (all that its wait or lease can depend
-  // on: nothing orders across sessions). Called with no lock held.
-  void help_once(SessionSchedule& q);
+  // Runs a ready region of `q`, or sleeps until progress_ moves on from `seen`; inline
+  // mode only, where a waiting thread runs its own session's work (all that its wait or
+  // lease can depend on: nothing orders across sessions). The caller reads `seen` before
+  // it checks what it waits for, so that an end between its check and this call is not
+  // slept through. Called with no lock held.
+  void help_once(SessionSchedule& q, std::uint32_t seen);
   void notify_progress() noexcept;
   // A submission was accepted (true) or has finished (false); the last one to finish
   // during shutdown lets the workers go.

@@ -50,6 +50,8 @@ Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool blo
   SessionSchedule& q = allocation.session().schedule;
   std::unique_lock lock(q.mu);
   for (;;) {
+    // Before the check (inline mode): device work that ends right after it moves progress_ on.
+    const std::uint32_t seen = progress_.load();
     bool must_wait = false;
     ACCORD_RETURN_IF_ERROR(grant_lease_locked(allocation, mode, must_wait));
     if (!must_wait) return Status();
@@ -57,7 +59,7 @@ Status Scheduler::acquire_lease(Allocation& allocation, LeaseMode mode, bool blo
       return busy_error("allocation " + std::to_string(allocation.id()) + " is in device use");
     if (inline_mode_) {
       lock.unlock();
-      help_once(q);
+      help_once(q, seen);
       lock.lock();
     } else {
       ++q.lease_sleepers;
