@@ -1,7 +1,6 @@
 // Region and submission endings: success, failure (poison + quarantine, engine item
 // 10), cancellation, and releasing later submissions that were ordered behind.
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "client/api/futex.h"
@@ -103,7 +102,7 @@ bool Scheduler::remove_listener(Submission& s, TerminalListener& listener) noexc
     }
   }
   // Detached for telling: wait until the teller is done with every listener.
-  while (s.telling.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  s.wait_until_told();
   return false;
 }
 
@@ -203,9 +202,11 @@ void Scheduler::finish_locked(SessionSchedule& q, Submission& s, Deferred& defer
 
   session.counters().add_completion();
   engine_stats_.add_completion();
+  // Telling is marked before the submission turns terminal, so whoever sees it terminal
+  // also sees that listeners are still being told (Submission::wait_until_told).
+  if (s.listeners != nullptr) s.telling.store(1, std::memory_order_relaxed);
   s.signal.store(Submission::kTerminal);
   if (s.waiters.load() > 0) futex_wake_all(s.signal);
-  if (s.listeners != nullptr) s.telling.store(1, std::memory_order_relaxed);
   deferred.ended[deferred.count] = &s;
   deferred.listeners[deferred.count] = std::exchange(s.listeners, nullptr);
   ++deferred.count;

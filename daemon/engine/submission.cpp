@@ -1,6 +1,8 @@
 // Submission slots and their region sinks; the state machine lives in the scheduler.
 #include "daemon/engine/submission.h"
 
+#include <thread>
+
 #include "daemon/engine/engine.h"
 
 namespace accord::engine {
@@ -45,6 +47,10 @@ void Submission::retain_observer() noexcept {
 void Submission::release_observer() noexcept {
   observers.fetch_sub(1, std::memory_order_release);
   graph_->release();  // may destroy *this: no member access below
+}
+
+void Submission::wait_until_told() const noexcept {
+  while (telling.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 Status Submission::wait() { return scheduler_of(*this).wait(*this); }

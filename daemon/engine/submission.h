@@ -83,6 +83,10 @@ class Submission final : public detail::CompletionImpl {
   PreparedGraph& graph() const noexcept { return *graph_; }
   std::uint32_t index() const noexcept { return index_; }
   bool terminal() const noexcept { return signal.load(std::memory_order_acquire) == kTerminal; }
+  // Once terminal: returns when every listener has been told, and so has let go of its
+  // observer (listeners release before they answer). Yields meanwhile: telling runs
+  // right after the submission ends, outside every lock, and takes microseconds.
+  void wait_until_told() const noexcept;
 
   // --- scheduler state (its session's scheduling lock, SessionSchedule::mu, unless atomic) ---
   static constexpr std::uint32_t kIdle = 0, kPending = 1, kTerminal = 2;

@@ -434,6 +434,10 @@ grpc::ServerUnaryReactor* AccordService::PollCompletion(Ctx* ctx, const v1::Poll
   return unary(ctx, true, [&](Caller& c) {
     engine::Submission* s = c.session->retain_completion(request->completion());
     if (!s) return not_found(handle_name("completion", request->completion()));
+    // "Ended" only once its listeners (a ring ticket, a WaitCompletion stream) were told:
+    // they let go of the slot first, so a client that hears it here, drops the completion
+    // and submits again at once finds the slot free, whatever channel told it first.
+    if (s->terminal()) s->wait_until_told();
     to_proto(*s, request->completion(), *response);
     s->release_observer();
     return grpc::Status::OK;

@@ -1,18 +1,10 @@
 // The daemon transport's completions (see daemon_completion.h).
 #include "client/src/daemon/daemon_completion.h"
 
-#include <chrono>
-
 #include "client/src/daemon/daemon_release.h"
 #include "client/src/daemon/daemon_runtime.h"
 
 namespace accord::detail {
-namespace {
-
-// How long poll() waits for the ring's answer of a submission accordd said has ended.
-constexpr std::chrono::milliseconds kAnswerInFlight{200};
-
-}  // namespace
 
 DaemonCompletion* DaemonCompletion::for_grpc(DaemonRuntime& runtime, std::uint64_t handle) {
   return new DaemonCompletion(runtime, handle, std::nullopt);
@@ -36,8 +28,8 @@ void DaemonCompletion::release_observer() noexcept {
   const std::uint64_t handle = handle_;
   const std::optional<std::uint32_t> ticket = ring_ticket_;
   if (ticket) {
-    // Reused by the ticket's next submission: nothing of this one may stay behind.
-    const std::lock_guard lock(mu_);
+    // Reused by the ticket's next submission: nothing of this one may stay behind. No
+    // lock: with no observer left, no other thread can reach this object.
     outcome_.reset();
     profile_.reset();
   } else {
@@ -141,13 +133,7 @@ bool DaemonCompletion::poll() const noexcept {
   request.set_completion(handle_);
   v1::CompletionEvent event;
   if (!runtime_->connection().stub().PollCompletion(&context, request, &event).ok()) return false;
-  if (!absorb(event)) return false;
-  // Ended, and its answer on the ring is on its way. accordd's thread that writes it lets
-  // go of the submission's slot first, so a client that drops this completion and
-  // submits again at once must not go on before the answer: it would find the slot still
-  // held and be told Busy. The wait is bounded, for an accordd whose answer was lost.
-  if (ring_ticket_) static_cast<void>(runtime_->connection().ring()->wait(*ring_ticket_, kAnswerInFlight));
-  return true;
+  return absorb(event);
 }
 
 std::optional<Status> DaemonCompletion::result() const {

@@ -3,12 +3,8 @@
 // are mapped from their memfd, so reads and writes under a guard are zero copy.
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <optional>
 
-#include "accord/detail/completion_impl.h"
 #include "client/src/daemon/daemon_completion.h"
 #include "client/src/daemon/daemon_connection.h"
 #include "client/src/transport.h"
