@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "daemon/engine/device_lookup.h"
 #include "daemon/engine/engine.h"
 #include "daemon/engine/staged_copy.h"
 
@@ -41,11 +42,6 @@ struct CheckedOp {
   std::uint64_t copy_bytes = 0;
 };
 
-std::string device_name(const devices::DeviceRegistry& registry, devices::DeviceIndex index) {
-  const devices::DeviceInfo& info = registry.at(index).info();
-  return info.id().to_string() + " (" + info.name + ")";
-}
-
 // The lane a kernel runs on: the one lane its device's kind gives kernels
 // (ARCHITECTURE.md engine item 4).
 LaneKind kernel_lane(devices::DeviceKind kind) {
@@ -55,11 +51,6 @@ LaneKind kernel_lane(devices::DeviceKind kind) {
     case devices::DeviceKind::Npu: return LaneKind::Npu;
   }
   return LaneKind::Host;
-}
-
-bool has_lane(const devices::Device& device, LaneKind lane) {
-  const auto lanes = device.lanes();
-  return std::find(lanes.begin(), lanes.end(), lane) != lanes.end();
 }
 
 // The device that runs a fill or a copy. Copies between host-mapped and device-local

@@ -2,20 +2,11 @@
 
 #include <algorithm>
 
+#include "daemon/engine/device_lookup.h"
 #include "daemon/engine/engine.h"
 
 namespace accord::engine {
 namespace {
-
-std::string device_name(const devices::DeviceRegistry& registry, devices::DeviceIndex index) {
-  const devices::DeviceInfo& info = registry.at(index).info();
-  return info.id().to_string() + " (" + info.name + ")";
-}
-
-bool has_lane(const devices::Device& device, LaneKind lane) {
-  const auto lanes = device.lanes();
-  return std::find(lanes.begin(), lanes.end(), lane) != lanes.end();
-}
 
 // How `device` addresses the stage: its own memory when it is the stage's home, an
 // admission otherwise.
