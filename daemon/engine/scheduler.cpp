@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include "client/api/futex.h"
+#include "client/api/thread_name.h"
 
 namespace accord::engine {
 namespace {
@@ -111,6 +112,7 @@ void Scheduler::count_pending(bool accepted) noexcept {
 }
 
 void Scheduler::worker_loop() {
+  name_this_thread("engine-worker");
   for (;;) {
     SessionSchedule* q = ready_.pop_or_wait([this] { return shutdown_.load() && pending_total_.load() == 0; });
     if (q == nullptr) return;

@@ -10,6 +10,7 @@
 
 #include "client/api/futex.h"
 #include "daemon/engine/scheduler.h"
+#include "client/api/thread_name.h"
 
 namespace accord::engine {
 
@@ -67,6 +68,7 @@ void Scheduler::on_device_recovered(devices::DeviceIndex device, const std::stri
 }
 
 void Scheduler::watchdog_loop() {
+  name_this_thread("engine-watch");
   // Checking a few times per timeout is precise enough and keeps an idle daemon idle.
   const auto period = std::clamp<std::chrono::milliseconds>(options_.watchdog_timeout / 8,
                                                            std::chrono::milliseconds(5), std::chrono::seconds(1));

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/executor/executor_device_impl.h"
+#include "client/api/thread_name.h"
 
 namespace accord::executor {
 
@@ -536,6 +537,7 @@ void ExecutorDevice::dispatch(std::uint64_t generation, const CompletionRecord& 
 }
 
 void ExecutorDevice::complete_loop() noexcept {
+  name_this_thread("exec-complete");
   std::uint32_t seen_tail = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     std::shared_ptr<Connection> connection;

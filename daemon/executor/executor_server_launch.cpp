@@ -10,6 +10,7 @@
 
 #include "daemon/executor/executor_server.h"
 #include "client/api/spare_core_probe.h"
+#include "client/api/thread_name.h"
 
 namespace accord::executor {
 namespace {
@@ -54,6 +55,7 @@ void ExecutorServer::complete(SlotSink& sink, Outcome outcome, const Status* err
 }
 
 void ExecutorServer::consume() noexcept {
+  name_this_thread("exec-consume");
   wire::RingConsumer<CommandEntry> commands(channel_.commands());
   const bool polls = polls_;
   CommandEntry entry;

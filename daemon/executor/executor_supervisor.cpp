@@ -14,6 +14,7 @@
 
 #include "daemon/executor/executor_device.h"
 #include "daemon/executor/executor_device_impl.h"
+#include "client/api/thread_name.h"
 
 namespace accord::executor {
 
@@ -55,6 +56,7 @@ void ExecutorDevice::retire(Connection& connection) noexcept {
 }
 
 void ExecutorDevice::supervise() noexcept {
+  name_this_thread("exec-supervise");
   // On the way out this thread asks its executor to exit and reaps it: it spawned every
   // restarted executor, and PR_SET_PDEATHSIG would kill those the moment it ends.
   struct RetireOnExit {
@@ -288,6 +290,7 @@ std::shared_ptr<ExecutorDevice::Connection> ExecutorDevice::take_standby(std::ui
 }
 
 void ExecutorDevice::spawn_standbys() noexcept {
+  name_this_thread("exec-standby");
   while (!stopping_.load()) {
     {
       std::unique_lock lock(standby_mu_);

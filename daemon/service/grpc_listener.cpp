@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "proto/wire/session_channel.h"
+#include "client/api/thread_name.h"
 
 namespace accord::service {
 
@@ -40,6 +41,7 @@ void GrpcListener::stop() noexcept {
 }
 
 void GrpcListener::run() {
+  name_this_thread("accord-grpc-in");
   while (!stopping_.load()) {
     pollfd fds[2] = {{wake_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {

@@ -15,6 +15,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client/api/thread_name.h"
+
 namespace accord::service {
 namespace {
 
@@ -84,6 +86,7 @@ void SessionChannelServer::stop() noexcept {
 }
 
 void SessionChannelServer::run() {
+  name_this_thread("accord-channel");
   std::vector<pollfd> fds;
   while (!stopping_.load()) {
     fds.clear();

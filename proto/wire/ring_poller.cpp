@@ -13,6 +13,8 @@
 #include <condition_variable>
 #include <ctime>
 
+#include "client/api/thread_name.h"
+
 namespace accord::wire {
 namespace {
 
@@ -132,6 +134,7 @@ std::size_t RingPoller::size() const {
 }
 
 void RingPoller::run(Thread& self) noexcept {
+  name_this_thread("accord-ring");
   using Clock = std::chrono::steady_clock;
   std::vector<std::shared_ptr<ServedRing>> served;  // this thread's copy of self.rings
   served.reserve(kRingsPerThread);

@@ -13,10 +13,13 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/bench/daemon_process.h"
+#include "tests/bench/thread_times.h"
 
 extern char** environ;
 
@@ -224,7 +227,11 @@ int sample_until(const Chain& chain, std::int64_t start_ns, std::int64_t end_ns,
 // One tenant process through accordd (processes:accordd): the same chain, submitted over
 // the submission ring of its own session.
 int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out, const std::string& socket) {
-  auto runtime = Runtime::connect(socket);
+  // ACCORD_BENCH_RING_SPIN_US: how long a waiting client spins on its ring before it
+  // sleeps, while a core is spare (RuntimeOptions::ring_spin).
+  RuntimeOptions options;
+  if (const char* spin = std::getenv("ACCORD_BENCH_RING_SPIN_US")) options.ring_spin = std::chrono::microseconds(std::atoll(spin));
+  auto runtime = Runtime::connect(socket, options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "tenant: %s\n", runtime.status().to_string().c_str());
     return 1;
@@ -263,11 +270,20 @@ void tenant_processes(const std::string& label) {
   const std::int64_t end_ns = start_ns + std::chrono::nanoseconds(kProcessDuration).count();
   // processes:accordd: the children are Accord clients of one accordd (its GPU in an
   // executor process, the default), each a session of its own.
+  // ACCORD_BENCH_ACCORDD_ARGS (words split at spaces) go to accordd's command line, so
+  // that one call can compare its settings (--ring-pollers, --gpu-executors=false).
   std::optional<bench::DaemonProcess> accordd;
   std::string socket;
+  std::string how = label;
   if (label == "accordd") {
     unsetenv("ACCORD_SESSION_SOCKET");
-    accordd.emplace(ACCORD_BENCH_ACCORDD, std::vector<std::string>{});
+    std::vector<std::string> args;
+    if (const char* extra = std::getenv("ACCORD_BENCH_ACCORDD_ARGS")) {
+      std::istringstream words(extra);
+      for (std::string word; words >> word;) args.push_back(word);
+      if (!args.empty()) how += std::string(" ") + extra;
+    }
+    accordd.emplace(ACCORD_BENCH_ACCORDD, args);
     socket = accordd->grpc_socket();
   }
   std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (%s) for %lld s\n",
@@ -291,6 +307,16 @@ void tenant_processes(const std::string& label) {
     }
     children.push_back(pid);
   }
+  // accordd's and its executors' threads over the measured window: which ran, which
+  // waited for a CPU.
+  std::optional<ProcessTreeAccount> threads;
+  if (accordd) {
+    threads.emplace(accordd->pid());
+    while (monotonic_ns() < start_ns) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    threads->begin();
+    while (monotonic_ns() < end_ns) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    threads->end();
+  }
   int failed = 0;
   for (pid_t pid : children) {
     int status = 0;
@@ -311,9 +337,10 @@ void tenant_processes(const std::string& label) {
   rmdir(dir);
   const double seconds = std::chrono::duration<double>(kProcessDuration).count();
   const Summary s = summarize(all);
-  std::printf("  %-42s %14.0f %10.1f %10.1f%s\n", ("16 processes, " + label).c_str(),
+  std::printf("  %-42s %14.0f %10.1f %10.1f%s\n", ("16 processes, " + how).c_str(),
               static_cast<double>(all.size()) / seconds, s.p50, s.p99,
               failed ? (" (" + std::to_string(failed) + " processes failed)").c_str() : "");
+  if (threads) threads->print("    ");
 }
 
 

@@ -11,8 +11,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace accord::bench {
@@ -82,6 +84,107 @@ class ThreadAccount {
  private:
   std::map<pid_t, ThreadSample> start_;
   std::map<pid_t, ThreadSample> totals_;
+};
+
+// --- another process and its children (accordd and its GPU executors), threads by name ---
+
+inline bool read_schedstat(const std::string& path, ThreadSample& s) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  const bool read = std::fscanf(f, "%lf %lf %lf", &s.run_ns, &s.wait_ns, &s.slices) == 3;
+  std::fclose(f);
+  return read;
+}
+
+inline std::string read_comm(const std::string& path) {
+  char text[64] = {};
+  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    if (std::fgets(text, sizeof(text), f) == nullptr) text[0] = '\0';
+    std::fclose(f);
+  }
+  text[std::strcspn(text, "\n")] = '\0';
+  return text;
+}
+
+// The processes whose parent is `pid` (from /proc/*/stat).
+inline std::vector<pid_t> child_processes(pid_t pid) {
+  std::vector<pid_t> children;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return children;
+  while (const dirent* entry = readdir(dir)) {
+    const pid_t candidate = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (candidate <= 0) continue;
+    char text[512] = {};
+    if (std::FILE* f = std::fopen(("/proc/" + std::string(entry->d_name) + "/stat").c_str(), "r")) {
+      if (std::fgets(text, sizeof(text), f) == nullptr) text[0] = '\0';
+      std::fclose(f);
+    }
+    // "PID (comm) STATE PPID ...": the comm may hold spaces, so read after its last ')'.
+    const char* close = std::strrchr(text, ')');
+    char state = 0;
+    int parent = 0;
+    if (close != nullptr && std::sscanf(close + 1, " %c %d", &state, &parent) == 2 && parent == pid)
+      children.push_back(candidate);
+  }
+  closedir(dir);
+  return children;
+}
+
+// Key: "process/thread name", e.g. "accordd/accord-ring"; value: the sum over its threads
+// and how many there were.
+using NamedSamples = std::map<std::string, std::pair<ThreadSample, int>>;
+
+inline void add_process_threads(pid_t pid, const std::string& process, std::map<pid_t, std::pair<std::string, ThreadSample>>& out) {
+  const std::string base = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(base.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = readdir(dir)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (tid <= 0) continue;
+    ThreadSample s;
+    if (!read_schedstat(base + "/" + entry->d_name + "/schedstat", s)) continue;
+    out[tid] = {process + "/" + read_comm(base + "/" + entry->d_name + "/comm"), s};
+  }
+  closedir(dir);
+}
+
+// CPU time of a process tree's threads between begin() and end(), summed by thread name:
+// which of accordd's or its executors' threads ran, waited for a CPU, and woke how often.
+class ProcessTreeAccount {
+ public:
+  explicit ProcessTreeAccount(pid_t root) : root_(root) {}
+  void begin() { start_ = read(); }
+  void end() {
+    totals_.clear();
+    for (const auto& [tid, now] : read()) {
+      const auto before = start_.find(tid);
+      const ThreadSample base = before == start_.end() ? ThreadSample{} : before->second.second;
+      auto& [total, count] = totals_[now.first];
+      total.run_ns += now.second.run_ns - base.run_ns;
+      total.wait_ns += now.second.wait_ns - base.wait_ns;
+      total.slices += now.second.slices - base.slices;
+      ++count;
+    }
+  }
+  // One row per thread name: threads, CPU ms, run-queue wait ms, times scheduled in.
+  void print(const char* indent) const {
+    std::printf("%s%-34s %7s %10s %10s %10s\n", indent, "process/thread", "threads", "cpu ms", "wait ms", "slices");
+    for (const auto& [name, value] : totals_)
+      if (value.first.run_ns > 1e6 || value.first.slices > 100)
+        std::printf("%s%-34s %7d %10.1f %10.1f %10.0f\n", indent, name.c_str(), value.second, value.first.run_ns / 1e6,
+                    value.first.wait_ns / 1e6, value.first.slices);
+  }
+
+ private:
+  std::map<pid_t, std::pair<std::string, ThreadSample>> read() const {
+    std::map<pid_t, std::pair<std::string, ThreadSample>> threads;
+    add_process_threads(root_, "accordd", threads);
+    for (pid_t child : child_processes(root_)) add_process_threads(child, "executor " + std::to_string(child), threads);
+    return threads;
+  }
+  pid_t root_;
+  std::map<pid_t, std::pair<std::string, ThreadSample>> start_;
+  NamedSamples totals_;
 };
 
 }  // namespace accord::bench

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "daemon/devices/cuda/cuda_status.h"
+#include "client/api/thread_name.h"
 
 namespace accord::devices::cuda {
 
@@ -77,6 +78,7 @@ void CudaCompletionQueue::shut_down() noexcept {
 }
 
 void CudaCompletionQueue::run() noexcept {
+  name_this_thread("cuda-complete");
   // Every thread that calls into the backend makes the primary context current. If even
   // that fails, event queries below fail too and report the cause.
   static_cast<void>(context_.make_current());
@@ -194,6 +196,8 @@ int CudaCompletionQueue::sweep() noexcept {
 
 void CudaCompletionQueue::report(CudaSlot& slot) noexcept {
   CompletionSink* sink = std::exchange(slot.sink, nullptr);
+  if (std::atomic<std::uint32_t>* launches = std::exchange(slot.stream_launches, nullptr))
+    launches->fetch_sub(1, std::memory_order_relaxed);
   const CUresult launch_result = std::exchange(slot.launch_result, CUDA_SUCCESS);
   const CUresult polled = std::exchange(slot.polled, CUDA_SUCCESS);
   slot.ready = false;

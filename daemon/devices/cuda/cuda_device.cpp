@@ -101,7 +101,9 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
         ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native),
                                   "creating a " + std::string(to_string(kLanes[lane])) + " stream of priority " +
                                       std::to_string(native) + " on " + gpu);
-        pools->lanes[lane].emplace_back(s, primary, stream);
+        auto pooled = std::make_unique<PooledStream>();
+        pooled->stream = UniqueCuStream(s, primary, stream);
+        pools->lanes[lane].push_back(std::move(pooled));
       }
     }
     device->levels_.push_back(std::move(pools));
@@ -168,12 +170,21 @@ Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& req
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
-CUstream CudaDevice::next_stream(LaneKind lane, std::uint32_t level) noexcept {
+CudaDevice::PooledStream& CudaDevice::take_stream(LaneKind lane, std::uint32_t level) noexcept {
   LevelStreams& pools = *levels_[level < levels_.size() ? level : levels_.size() - 1];
   const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
-  const std::uint32_t n = pools.next[index].fetch_add(1, std::memory_order_relaxed);
-  const std::vector<UniqueCuStream>& pool = pools.lanes[index];
-  return pool[n % pool.size()].get();
+  const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[index];
+  const std::uint32_t start = pools.next[index].fetch_add(1, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    PooledStream& candidate = *pool[(start + i) % pool.size()];
+    std::uint32_t idle = 0;
+    if (candidate.launches.load(std::memory_order_relaxed) == 0 &&
+        candidate.launches.compare_exchange_strong(idle, 1, std::memory_order_relaxed))
+      return candidate;
+  }
+  PooledStream& next = *pool[start % pool.size()];
+  next.launches.fetch_add(1, std::memory_order_relaxed);
+  return next;
 }
 
 void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {
@@ -185,7 +196,9 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   const CudaSymbols& s = *syms_;
   // Priority > 0 climbs towards the greatest CUDA priority; 0 and below use the default.
   const std::uint32_t level = region.priority() > 0 ? static_cast<std::uint32_t>(region.priority()) : 0;
-  const CUstream stream = next_stream(region.lane(), level);
+  PooledStream& pooled = take_stream(region.lane(), level);
+  slot.stream_launches = &pooled.launches;
+  const CUstream stream = pooled.stream.get();
   auto fail = [&](CUresult result, const char* call) {
     slot.launch_result = result;
     slot.launch_call = call;

@@ -11,6 +11,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,6 +38,9 @@ struct CudaSlot {
   // Where the slot records no event: the stream of its launch, which a late flag is
   // checked against (cuStreamQuery). Null: the event is checked (cuEventQuery).
   CUstream stream = nullptr;
+  // The launch count of the pooled stream it was launched on (CudaDevice's pools), given
+  // back when the slot is reported, so that the next launch can find an idle stream.
+  std::atomic<std::uint32_t>* stream_launches = nullptr;
   CUresult polled = CUDA_SUCCESS;         // the answer of that check
   std::int64_t checked_ns = 0;            // steady clock of the launch or of the last event check
   bool ready = false;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "daemon/devices/level_zero/level_zero_status.h"
+#include "client/api/thread_name.h"
 
 namespace accord::devices::level_zero {
 
@@ -101,6 +102,7 @@ CompletionWait NpuCompletion::wait(std::chrono::nanoseconds limit) noexcept {
 }
 
 void NpuCompletion::run() noexcept {
+  name_this_thread("npu-complete");
   for (;;) {
     PendingLaunch* launch = nullptr;
     std::uint64_t generation = 0;

@@ -165,6 +165,46 @@ TEST_CASE("a launch waits natively for a running predecessor and reports after i
   CHECK(u32_at(read_back(device, *out.value()), 0) == kMarker);
 }
 
+TEST_CASE("a launch takes an idle stream of its lane, not the next in turn behind unrelated work",
+          "[cuda][gpu][region][streams]") {
+  // Sessions share a device's stream pools, so a launch that took the next stream in turn
+  // would wait behind whatever runs there. Region A waits (up to 2 s) for a flag that only
+  // region S sets. Between them, 63 short fills, each waited for: with the streams taken
+  // in turn, S would land on A's stream in any pool of 1 to 64 streams (a power of two)
+  // and A would time out.
+  ACCORD_CUDA_TEST_GPU(device);
+  ACCORD_CUDA_TEST_KERNELS(ptx, "kernels.ptx");
+  KernelContract await;
+  await.bindings = {{4, 4, Access::Read, "flag"}, {4, 4, Access::Write, "out"}};
+  append_constant(await.constants, std::uint32_t{2'000'000});
+  const auto waiter = load_or_fail(device, gpu_image(ptx, "accord_test_await_u32"), await);
+  const auto setter = load_or_fail(device, gpu_image(ptx, "accord_test_store_u32"), store_contract(1, 0));
+  auto memory = device.allocate({64, MemoryPlacement::gpu_local(0)});
+  REQUIRE(memory.ok());
+  const DeviceMemory& m = *memory.value();
+  const std::array await_bindings{bind(m, Access::Read, 0, 4), bind(m, Access::Write, 4, 4)};
+  const std::array set_binding{bind(m, Access::Write, 0, 4)};
+  const Operation await_op = kernel_op(LaneKind::Compute, *waiter, await_bindings);
+  const Operation set_op = kernel_op(LaneKind::Compute, *setter, set_binding);
+  const Operation filler_op = fill_op(LaneKind::Compute, bind(m, Access::Write, 8, 4), 7);
+  const auto awaiting = lower(device, std::span<const Operation>(&await_op, 1));
+  const auto setting = lower(device, std::span<const Operation>(&set_op, 1));
+  const auto filling = lower(device, std::span<const Operation>(&filler_op, 1));
+  RecordingSink first;
+  RecordingSink fills;
+  RecordingSink last;
+  device.launch(*awaiting, RegionWaits{0, {}}, first);
+  for (int i = 0; i < 63; ++i) launch_and_wait(device, *filling, fills);
+  device.launch(*setting, RegionWaits{0, {}}, last);
+  REQUIRE(first.wait_for(1));
+  REQUIRE(last.wait_for(1));
+  CHECK(first.done() == 1);
+  CHECK(last.done() == 1);
+  CHECK(fills.done() == 63);
+  INFO("1: the waiting kernel saw the flag; 2: it timed out, S ran behind it on its stream");
+  CHECK(u32_at(read_back(device, m), 4) == 1);
+}
+
 TEST_CASE("lowering refuses a lane the GPU lacks and a backward edge", "[cuda][gpu][region]") {
   ACCORD_CUDA_TEST_GPU(device);
   auto memory = device.allocate({64, MemoryPlacement::gpu_local(0)});

@@ -30,6 +30,25 @@ extern "C" __global__ void accord_test_store_u32(unsigned* out, unsigned value, 
   *out = value;
 }
 
+// Waits up to `microseconds` for flag[0] to turn non-zero, then writes 1 to out[0] if it
+// did and 2 if it timed out; constants: u32 microseconds. Only another kernel running at
+// the same time can set the flag, so its result says whether the two ran side by side.
+extern "C" __global__ void accord_test_await_u32(const unsigned* flag, unsigned* out, unsigned microseconds) {
+  unsigned long long start = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  unsigned result = 2;
+  for (;;) {
+    if (*static_cast<const volatile unsigned*>(flag) != 0) {
+      result = 1;
+      break;
+    }
+    unsigned long long now = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start >= 1000ull * microseconds) break;
+  }
+  *out = result;
+}
+
 // out[0] = a[0] + b[0] + c[0]; no constants.
 extern "C" __global__ void accord_test_sum3_u32(const unsigned* a, const unsigned* b, const unsigned* c,
                                                 unsigned* out) {
