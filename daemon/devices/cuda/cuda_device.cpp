@@ -86,28 +86,17 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "creating the zeroing stream of " + gpu);
   device->zero_stream_ = UniqueCuStream(s, primary, stream);
   device->memory_config_.zero_stream = stream;
-  // One pool per priority level, from the default (least) priority up to the greatest.
+  // One pool per priority level, from the default (least) priority up to the greatest,
+  // each made when a region of its level is first lowered (ensure_level).
   // CUDA numbers priorities downwards: `greatest` is <= `least` (e.g. 0 and -5).
   int least = 0;
   int greatest = 0;
   ACCORD_CU_RETURN_IF_ERROR(s, cuCtxGetStreamPriorityRange(&least, &greatest),
                             "asking the stream priority range of " + gpu);
-  const int levels = least >= greatest ? least - greatest + 1 : 1;
-  for (int level = 0; level < levels; ++level) {
-    auto pools = std::make_unique<LevelStreams>();
-    const int native = least - level;
-    for (std::size_t lane = 0; lane < kLanes.size(); ++lane) {
-      for (std::uint32_t i = 0; i < options.streams_per_lane; ++i) {
-        ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native),
-                                  "creating a " + std::string(to_string(kLanes[lane])) + " stream of priority " +
-                                      std::to_string(native) + " on " + gpu);
-        auto pooled = std::make_unique<PooledStream>();
-        pooled->stream = UniqueCuStream(s, primary, stream);
-        pools->lanes[lane].push_back(std::move(pooled));
-      }
-    }
-    device->levels_.push_back(std::move(pools));
-  }
+  device->least_priority_ = least;
+  device->level_count_ = std::min<std::uint32_t>(least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1,
+                                                 kMaxLevels);
+  device->streams_per_lane_ = options.streams_per_lane;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
   device->flags_->probe();
@@ -164,14 +153,45 @@ Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, con
   return std::unique_ptr<LoadedCode>(std::move(code));
 }
 
+std::uint32_t CudaDevice::level_of(int priority) const noexcept {
+  // Priority > 0 climbs towards the greatest CUDA priority; 0 and below use the default.
+  const std::uint32_t level = priority > 0 ? static_cast<std::uint32_t>(priority) : 0;
+  return std::min(level, level_count_ - 1);
+}
+
+Status CudaDevice::ensure_level(std::uint32_t level) {
+  if (levels_[level].load(std::memory_order_acquire) != nullptr) return Status();
+  const std::lock_guard lock(levels_mu_);
+  if (levels_[level].load(std::memory_order_relaxed) != nullptr) return Status();
+  const CudaSymbols& s = *syms_;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), "making the context of " + info_.name + " current");
+  auto pools = std::make_unique<LevelStreams>();
+  const int native = least_priority_ - static_cast<int>(level);
+  for (std::size_t lane = 0; lane < kLanes.size(); ++lane) {
+    for (std::uint32_t i = 0; i < streams_per_lane_; ++i) {
+      CUstream stream = nullptr;
+      ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native),
+                                "creating a " + std::string(to_string(kLanes[lane])) + " stream of priority " +
+                                    std::to_string(native) + " on " + info_.name);
+      auto pooled = std::make_unique<PooledStream>();
+      pooled->stream = UniqueCuStream(s, context_.context, stream);
+      pools->lanes[lane].push_back(std::move(pooled));
+    }
+  }
+  levels_[level].store(pools.get(), std::memory_order_release);
+  owned_levels_.push_back(std::move(pools));
+  return Status();
+}
+
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
+  // The streams its launches will take exist before the first launch, which makes none.
+  ACCORD_RETURN_IF_ERROR(ensure_level(level_of(request.priority)));
   ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, completion_mode_ == CudaCompletionMode::Event ? nullptr : flags_.get(),
                                              completion_mode_ == CudaCompletionMode::FlagAndEvent));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
-CudaDevice::PooledStream& CudaDevice::take_stream(LaneKind lane, std::uint32_t level) noexcept {
-  LevelStreams& pools = *levels_[level < levels_.size() ? level : levels_.size() - 1];
+CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane) noexcept {
   const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[index];
   const std::uint32_t start = pools.next[index].fetch_add(1, std::memory_order_relaxed);
@@ -194,9 +214,15 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   slot.sink = &sink;
   slot.launch_result = CUDA_SUCCESS;
   const CudaSymbols& s = *syms_;
-  // Priority > 0 climbs towards the greatest CUDA priority; 0 and below use the default.
-  const std::uint32_t level = region.priority() > 0 ? static_cast<std::uint32_t>(region.priority()) : 0;
-  PooledStream& pooled = take_stream(region.lane(), level);
+  // lower() made the region's level; a region of another device would find none.
+  LevelStreams* pools = levels_[level_of(region.priority())].load(std::memory_order_acquire);
+  if (pools == nullptr) {
+    slot.launch_result = CUDA_ERROR_INVALID_HANDLE;
+    slot.launch_call = "launch (the region was not lowered on this device)";
+    completion_->push(slot);
+    return;
+  }
+  PooledStream& pooled = take_stream(*pools, region.lane());
   slot.stream_launches = &pooled.launches;
   const CUstream stream = pooled.stream.get();
   auto fail = [&](CUresult result, const char* call) {

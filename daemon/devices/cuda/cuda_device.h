@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -97,11 +98,16 @@ class CudaDevice final : public Device, private CudaLossObserver {
  private:
   CudaDevice() = default;
   void on_sticky_error(Status cause) noexcept override;
-  // A pooled stream of `lane` at priority level `level` (see levels_), its launch count
-  // already taken: one with no launch in flight if there is one, so that submissions of
-  // different sessions run side by side; otherwise the next in turn.
   struct PooledStream;
-  PooledStream& take_stream(LaneKind lane, std::uint32_t level) noexcept;
+  struct LevelStreams;
+  // The pool level of session priority `priority` (see levels_).
+  std::uint32_t level_of(int priority) const noexcept;
+  // Makes the streams of priority level `level` unless they exist. Thread-safe.
+  Status ensure_level(std::uint32_t level);
+  // A pooled stream of `lane` from `pools`, its launch count already taken: one with no
+  // launch in flight if there is one, so that submissions of different sessions run side
+  // by side; otherwise the next in turn.
+  PooledStream& take_stream(LevelStreams& pools, LaneKind lane) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
   UniqueCuPrimaryContext primary_;  // released last of the native handles
@@ -129,7 +135,17 @@ class CudaDevice final : public Device, private CudaLossObserver {
     std::array<std::vector<std::unique_ptr<PooledStream>>, 3> lanes;
     std::array<std::atomic<std::uint32_t>, 3> next{};
   };
-  std::vector<std::unique_ptr<LevelStreams>> levels_;
+  // Made by ensure_level when a region of the level is first lowered, so that a process
+  // holds streams only for the priorities it uses (under MPS, a client's streams take
+  // the server's resources: 16 embedded runtimes with an executor each, and a standby,
+  // at 288 streams each, could not all make a context). Published once, read without a lock.
+  static constexpr std::uint32_t kMaxLevels = 8;
+  std::array<std::atomic<LevelStreams*>, kMaxLevels> levels_{};
+  std::mutex levels_mu_;                                     // ensure_level
+  std::vector<std::unique_ptr<LevelStreams>> owned_levels_;  // levels_mu_
+  int least_priority_ = 0;
+  std::uint32_t level_count_ = 1;
+  std::uint32_t streams_per_lane_ = 16;
   std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
   CudaCompletionMode completion_mode_ = CudaCompletionMode::Flag;  // CudaDeviceOptions::completion
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
