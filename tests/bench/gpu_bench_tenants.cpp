@@ -144,7 +144,13 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
              {{"cuda.streams_per_lane", "1"}});
   // Each runtime's GPU in an executor process of its own: sixteen processes launching,
   // as sixteen MPS clients when an MPS server runs (gpu_tenants.sh runs this row there).
-  accord_row("accord-executor", "accord embedded: a runtime per thread, GPU executors", {}, ACCORD_BENCH_ACCORDD);
+  // Two hardware work queues each: an MPS server takes a bounded number of device
+  // connections from all its clients, and at Accord's default of 32 per context the
+  // H200's accepted this benchmark and three executors, then refused the others
+  // ("Reached maximum number of device connections"); with a standby executor per
+  // runtime, 33 clients must fit.
+  accord_row("accord-executor", "accord embedded: a runtime per thread, GPU executors",
+             {{"cuda.max_connections", "2"}}, ACCORD_BENCH_ACCORDD);
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
 }
 
