@@ -71,6 +71,11 @@ class PreparedGraph final : public RefCounted {
   Status check_devices(const devices::DeviceRegistry& registry) const;
   std::size_t slot_count() const noexcept { return slots_.size(); }
   Submission& slot(std::size_t i) const noexcept { return *slots_[i]; }
+  // Where the scheduler's search for a free slot starts, under the session's scheduling
+  // lock: one past the slot taken last, so that a graph submitted again and again takes
+  // its slots in turn. A GPU executor reports a slot's launch after accordd has seen it
+  // end; relaunching that very slot made its launching thread look for the report first.
+  std::size_t& next_slot() noexcept { return next_slot_; }
 
   bool quarantined() const noexcept { return quarantined_.load(std::memory_order_acquire); }
   void quarantine() noexcept { quarantined_.store(true, std::memory_order_release); }
@@ -93,6 +98,7 @@ class PreparedGraph final : public RefCounted {
   bool self_conflicting_ = false;
   bool parallel_ = false;
   std::vector<std::unique_ptr<Submission>> slots_;
+  std::size_t next_slot_ = 0;  // the session's scheduling lock
   std::atomic<bool> quarantined_{false};
 };
 

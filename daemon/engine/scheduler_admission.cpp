@@ -99,12 +99,16 @@ Status Scheduler::admit_locked(SessionSchedule& q, PreparedGraph& graph, std::sp
       return busy_error(use_name(use) + " has a conflicting host mapping (" +
                         (h.write_lease ? "a write lease" : "a read lease, and the graph writes it") + ")");
   }
-  // 5. A free slot: not occupied and no live observer of its last run.
+  // 5. A free slot: not occupied and no live observer of its last run; the next in turn
+  // first (PreparedGraph::next_slot).
   Submission* slot = nullptr;
-  for (std::size_t i = 0; i < graph.slot_count(); ++i) {
+  const std::size_t slots = graph.slot_count();
+  for (std::size_t k = 0; k < slots; ++k) {
+    const std::size_t i = (graph.next_slot() + k) % slots;
     Submission& candidate = graph.slot(i);
     if (!candidate.occupied && candidate.observers.load(std::memory_order_acquire) == 0) {
       slot = &candidate;
+      graph.next_slot() = (i + 1) % slots;
       break;
     }
   }
