@@ -195,16 +195,22 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
   const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[index];
   const std::uint32_t start = pools.next[index].fetch_add(1, std::memory_order_relaxed);
+  PooledStream* least = nullptr;
+  std::uint32_t least_launches = ~std::uint32_t{0};
   for (std::size_t i = 0; i < pool.size(); ++i) {
     PooledStream& candidate = *pool[(start + i) % pool.size()];
-    std::uint32_t idle = 0;
-    if (candidate.launches.load(std::memory_order_relaxed) == 0 &&
-        candidate.launches.compare_exchange_strong(idle, 1, std::memory_order_relaxed))
+    std::uint32_t launches = candidate.launches.load(std::memory_order_relaxed);
+    if (launches == 0 && candidate.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed))
       return candidate;
+    if (launches < least_launches) {
+      least = &candidate;
+      least_launches = launches;
+    }
   }
-  PooledStream& next = *pool[start % pool.size()];
-  next.launches.fetch_add(1, std::memory_order_relaxed);
-  return next;
+  // Every stream is busy: the one with the fewest launches in flight, the first in turn
+  // among equals.
+  least->launches.fetch_add(1, std::memory_order_relaxed);
+  return *least;
 }
 
 void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {

@@ -106,7 +106,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   Status ensure_level(std::uint32_t level);
   // A pooled stream of `lane` from `pools`, its launch count already taken: one with no
   // launch in flight if there is one, so that submissions of different sessions run side
-  // by side; otherwise the next in turn.
+  // by side; otherwise the one with the fewest.
   PooledStream& take_stream(LevelStreams& pools, LaneKind lane) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
@@ -122,8 +122,8 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // A session priority p maps to level clamp(p, 0, levels - 1): negative priorities share
   // the default pool (CUDA has nothing below it). Within a level, one pool per lane
   // (Upload, Compute, Download). A launch takes the first idle stream from a position
-  // that turns round-robin; a stream's count of launches in flight comes back when its
-  // slot is reported. Sessions share a device's pools, and a launch on a busy stream
+  // that turns round-robin (the least busy when none is idle); a stream's count of
+  // launches in flight comes back when its slot is reported. Sessions share a device's pools, and a launch on a busy stream
   // waits for the work ahead of it there: with 4 streams per lane (the old default) taken
   // in turn, 16 client processes of one accordd ran at most 4 graphs at a time (118,000
   // graphs/s on the H200, where 16 processes under MPS reached 411,000).
