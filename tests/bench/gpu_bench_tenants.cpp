@@ -234,7 +234,9 @@ int sample_until(const Chain& chain, std::int64_t start_ns, std::int64_t end_ns,
 // the submission ring of its own session.
 int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out, const std::string& socket) {
   // ACCORD_BENCH_RING_SPIN_US: how long a waiting client spins on its ring before it
-  // sleeps, while a core is spare (RuntimeOptions::ring_spin).
+  // sleeps (RuntimeOptions::ring_spin). It applies only while the machine has a core to
+  // spare; with 16 clients and accordd's threads on 16 CPUs a client spins a few
+  // microseconds whatever it says.
   RuntimeOptions options;
   if (const char* spin = std::getenv("ACCORD_BENCH_RING_SPIN_US")) options.ring_spin = std::chrono::microseconds(std::atoll(spin));
   auto runtime = Runtime::connect(socket, options);
