@@ -178,8 +178,10 @@ Status CudaDevice::ensure_level(std::uint32_t level) {
       pools->lanes[lane].push_back(std::move(pooled));
     }
   }
-  levels_[level].store(pools.get(), std::memory_order_release);
+  // Owned before it is published: a failed push_back must not leave it reachable.
+  LevelStreams* published = pools.get();
   owned_levels_.push_back(std::move(pools));
+  levels_[level].store(published, std::memory_order_release);
   return Status();
 }
 
@@ -195,7 +197,7 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
   const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[index];
   const std::uint32_t start = pools.next[index].fetch_add(1, std::memory_order_relaxed);
-  PooledStream* least = nullptr;
+  PooledStream* least = pool[start % pool.size()].get();
   std::uint32_t least_launches = ~std::uint32_t{0};
   for (std::size_t i = 0; i < pool.size(); ++i) {
     PooledStream& candidate = *pool[(start + i) % pool.size()];

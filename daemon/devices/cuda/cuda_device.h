@@ -139,7 +139,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // holds streams only for the priorities it uses (under MPS, a client's streams take
   // the server's resources: 16 embedded runtimes with an executor each, and a standby,
   // at 288 streams each, could not all make a context). Published once, read without a lock.
-  static constexpr std::uint32_t kMaxLevels = 8;
+  static constexpr std::uint32_t kMaxLevels = 32;  // more than any GPU reports (the H200: 6)
   std::array<std::atomic<LevelStreams*>, kMaxLevels> levels_{};
   std::mutex levels_mu_;                                     // ensure_level
   std::vector<std::unique_ptr<LevelStreams>> owned_levels_;  // levels_mu_
