@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -111,24 +110,6 @@ int run_gpu_executor(const devices::BackendCatalog& catalog, ExecutorArgs args) 
   // consumer polls the device while it spins, so the backend's own completion thread need
   // not spin after each completion (with many executors, one more busy thread each).
   if (args.backend == "cuda") settings.options.try_emplace("cuda.poll_spin_us", "0");
-  // The environment came from the parent, whose own CUDA loader may have set
-  // CUDA_DEVICE_MAX_CONNECTIONS there (an embedded runtime's, at its default); the loader
-  // keeps a value it finds, so a cuda.max_connections configured for this GPU and
-  // forwarded here is put in first (under MPS each client's work queues count against
-  // the server's device connections).
-  if (const auto configured = args.options.find("cuda.max_connections"); configured != args.options.end()) {
-    const std::string& text = configured->second;
-    unsigned queues = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), queues);
-    // A malformed value is left to the backend, which refuses it naming the option; 0 is
-    // the driver's own default.
-    if (error == std::errc() && end == text.data() + text.size()) {
-      if (queues == 0)
-        ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
-      else
-        ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", text.c_str(), 1);
-    }
-  }
   const devices::BackendFactory* factory = nullptr;
   for (const devices::Backend& backend : catalog.backends())
     if (backend.name == args.backend) factory = &backend.factory;

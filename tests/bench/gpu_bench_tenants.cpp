@@ -238,7 +238,8 @@ int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::
   // spare; with 16 clients and accordd's threads on 16 CPUs a client spins a few
   // microseconds whatever it says.
   RuntimeOptions options;
-  if (const char* spin = std::getenv("ACCORD_BENCH_RING_SPIN_US")) options.ring_spin = std::chrono::microseconds(std::atoll(spin));
+  if (const char* spin = std::getenv("ACCORD_BENCH_RING_SPIN_US"))
+    options.ring_spin = std::chrono::microseconds(std::atoll(spin));
   auto runtime = Runtime::connect(socket, options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "tenant: %s\n", runtime.status().to_string().c_str());

@@ -3,7 +3,8 @@
 // so a benchmark can say which of its threads, and the threads of the libraries it runs
 // (engine workers, device threads, a driver's queue threads), spent its time and woke how
 // often. Threads have no names here, so a ThreadCensus labels them by the setup step that
-// created them. Owner thread only.
+// created them. ProcessTreeAccount does the same for another process and its children
+// (accordd and its GPU executors), whose threads have names. Owner thread only.
 #pragma once
 
 #include <dirent.h>
@@ -25,21 +26,36 @@ struct ThreadSample {
   double slices = 0;   // times scheduled in: about one per wake-up for a thread that sleeps
 };
 
-inline std::map<pid_t, ThreadSample> read_thread_samples() {
-  std::map<pid_t, ThreadSample> threads;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return threads;
+// Adds what `now` has over `base` (the same thread, read earlier) to `total`.
+inline void add_interval(ThreadSample& total, const ThreadSample& now, const ThreadSample& base) {
+  total.run_ns += now.run_ns - base.run_ns;
+  total.wait_ns += now.wait_ns - base.wait_ns;
+  total.slices += now.slices - base.slices;
+}
+
+// Calls visit(tid, thread_dir, sample) for every thread of `task_dir` ("/proc/self/task",
+// "/proc/PID/task") whose schedstat could be read; thread_dir is "<task_dir>/<tid>".
+template <class Visit>
+void for_each_task(const std::string& task_dir, Visit visit) {
+  DIR* dir = opendir(task_dir.c_str());
+  if (dir == nullptr) return;
   while (const dirent* entry = readdir(dir)) {
     const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
     if (tid <= 0) continue;
-    const std::string path = std::string("/proc/self/task/") + entry->d_name + "/schedstat";
-    if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    const std::string thread_dir = task_dir + "/" + entry->d_name;
+    if (std::FILE* f = std::fopen((thread_dir + "/schedstat").c_str(), "r")) {
       ThreadSample s;
-      if (std::fscanf(f, "%lf %lf %lf", &s.run_ns, &s.wait_ns, &s.slices) == 3) threads[tid] = s;
+      const bool read = std::fscanf(f, "%lf %lf %lf", &s.run_ns, &s.wait_ns, &s.slices) == 3;
       std::fclose(f);
+      if (read) visit(tid, thread_dir, s);
     }
   }
   closedir(dir);
+}
+
+inline std::map<pid_t, ThreadSample> read_thread_samples() {
+  std::map<pid_t, ThreadSample> threads;
+  for_each_task("/proc/self/task", [&](pid_t tid, const std::string&, const ThreadSample& s) { threads[tid] = s; });
   return threads;
 }
 
@@ -72,11 +88,7 @@ class ThreadAccount {
   void end() {
     for (const auto& [tid, now] : read_thread_samples()) {
       const auto before = start_.find(tid);
-      const ThreadSample base = before == start_.end() ? ThreadSample{} : before->second;
-      ThreadSample& total = totals_[tid];
-      total.run_ns += now.run_ns - base.run_ns;
-      total.wait_ns += now.wait_ns - base.wait_ns;
-      total.slices += now.slices - base.slices;
+      add_interval(totals_[tid], now, before == start_.end() ? ThreadSample{} : before->second);
     }
   }
   const std::map<pid_t, ThreadSample>& totals() const { return totals_; }
@@ -87,14 +99,6 @@ class ThreadAccount {
 };
 
 // --- another process and its children (accordd and its GPU executors), threads by name ---
-
-inline bool read_schedstat(const std::string& path, ThreadSample& s) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return false;
-  const bool read = std::fscanf(f, "%lf %lf %lf", &s.run_ns, &s.wait_ns, &s.slices) == 3;
-  std::fclose(f);
-  return read;
-}
 
 inline std::string read_comm(const std::string& path) {
   char text[64] = {};
@@ -134,18 +138,12 @@ inline std::vector<pid_t> child_processes(pid_t pid) {
 // and how many there were.
 using NamedSamples = std::map<std::string, std::pair<ThreadSample, int>>;
 
-inline void add_process_threads(pid_t pid, const std::string& process, std::map<pid_t, std::pair<std::string, ThreadSample>>& out) {
-  const std::string base = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = opendir(base.c_str());
-  if (dir == nullptr) return;
-  while (const dirent* entry = readdir(dir)) {
-    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (tid <= 0) continue;
-    ThreadSample s;
-    if (!read_schedstat(base + "/" + entry->d_name + "/schedstat", s)) continue;
-    out[tid] = {process + "/" + read_comm(base + "/" + entry->d_name + "/comm"), s};
-  }
-  closedir(dir);
+inline void add_process_threads(pid_t pid, const std::string& process,
+                                std::map<pid_t, std::pair<std::string, ThreadSample>>& out) {
+  const auto add = [&](pid_t tid, const std::string& thread_dir, const ThreadSample& s) {
+    out[tid] = {process + "/" + read_comm(thread_dir + "/comm"), s};
+  };
+  for_each_task("/proc/" + std::to_string(pid) + "/task", add);
 }
 
 // CPU time of a process tree's threads between begin() and end(), summed by thread name:
@@ -158,11 +156,8 @@ class ProcessTreeAccount {
     totals_.clear();
     for (const auto& [tid, now] : read()) {
       const auto before = start_.find(tid);
-      const ThreadSample base = before == start_.end() ? ThreadSample{} : before->second.second;
       auto& [total, count] = totals_[now.first];
-      total.run_ns += now.second.run_ns - base.run_ns;
-      total.wait_ns += now.second.wait_ns - base.wait_ns;
-      total.slices += now.second.slices - base.slices;
+      add_interval(total, now.second, before == start_.end() ? ThreadSample{} : before->second.second);
       ++count;
     }
   }

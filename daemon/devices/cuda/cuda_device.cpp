@@ -94,8 +94,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   ACCORD_CU_RETURN_IF_ERROR(s, cuCtxGetStreamPriorityRange(&least, &greatest),
                             "asking the stream priority range of " + gpu);
   device->least_priority_ = least;
-  device->level_count_ = std::min<std::uint32_t>(least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1,
-                                                 kMaxLevels);
+  const std::uint32_t levels = least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1;
+  device->level_count_ = std::min(levels, kMaxLevels);
   device->streams_per_lane_ = options.streams_per_lane;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);

@@ -123,10 +123,11 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // the default pool (CUDA has nothing below it). Within a level, one pool per lane
   // (Upload, Compute, Download). A launch takes the first idle stream from a position
   // that turns round-robin (the least busy when none is idle); a stream's count of
-  // launches in flight comes back when its slot is reported. Sessions share a device's pools, and a launch on a busy stream
-  // waits for the work ahead of it there: with 4 streams per lane (the old default) taken
-  // in turn, 16 client processes of one accordd ran at most 4 graphs at a time (118,000
-  // graphs/s on the H200, where 16 processes under MPS reached 411,000).
+  // launches in flight comes back when its slot is reported. Sessions share a device's
+  // pools, and a launch on a busy stream waits for the work ahead of it there: with 4
+  // streams per lane (the old default) taken in turn, 16 client processes of one accordd
+  // ran at most 4 graphs at a time (118,000 graphs/s on the H200, where 16 processes
+  // under MPS reached 411,000).
   struct alignas(64) PooledStream {  // a line each: launches from many threads count here
     UniqueCuStream stream;
     std::atomic<std::uint32_t> launches{0};

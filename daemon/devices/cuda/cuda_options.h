@@ -22,7 +22,8 @@ struct CudaDeviceOptions {
   // Download) and priority level; a launch takes an idle one (CudaDevice::take_stream),
   // so independent submissions on one lane, of every session, overlap up to this many.
   // 16: sixteen client processes of one accordd each run a graph at once, as sixteen
-  // processes under MPS do (4 held them to 118,000 graphs/s on the H200, 16 gave 224,000-269,000).
+  // processes under MPS do (4 held them to 118,000 graphs/s on the H200; 16 gave
+  // 174,000-269,000).
   std::uint32_t streams_per_lane = 16;
   // cuda.poll_spin_us (0..100000) and cuda.poll_max_sleep_us (1..100000): how the
   // completion thread polls (CudaPollOptions).

@@ -35,6 +35,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       ACCORD_ASSIGN_OR_RETURN(options.streams_per_lane, parse_count(name, value));
     } else if (name == "max_connections") {
       ACCORD_ASSIGN_OR_RETURN(options.loader.max_connections, parse_count(name, value));
+      options.loader.max_connections_configured = true;
     } else if (name == "completion") {
       if (value == "flag")
         options.completion = CudaCompletionMode::Flag;

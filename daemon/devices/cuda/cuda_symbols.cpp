@@ -44,9 +44,12 @@ Status resolve(GetProcAddressFn get_proc, const CudaSymbols& syms, const char* n
 Result<std::shared_ptr<const CudaSymbols>> CudaSymbols::load(const CudaLoaderOptions& options) {
   ACCORD_RETURN_IF_ERROR(options.validate());
   // Before the driver starts: it reads the variable when it creates a context. A value
-  // the process set itself wins (overwrite 0).
-  if (options.max_connections > 0)
-    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(options.max_connections).c_str(), 0);
+  // the process has wins over the default (overwrite 0), a configured one over that.
+  if (options.max_connections_configured && options.max_connections == 0)
+    ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  else if (options.max_connections > 0)
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(options.max_connections).c_str(),
+             options.max_connections_configured ? 1 : 0);
   std::shared_ptr<CudaSymbols> syms(new CudaSymbols());
   syms->library_name_ = options.library;
   // RTLD_LOCAL: the driver's symbols are reached through the table only.

@@ -29,6 +29,12 @@ struct CudaLoaderOptions {
   // already sets it; 0 leaves the driver's default. Process-wide, and without effect in
   // a process that created its CUDA context before loading the backend.
   std::uint32_t max_connections = 32;
+  // Set when max_connections was configured (the option cuda.max_connections) rather
+  // than left at its default: it then replaces a value found in the environment, and 0
+  // removes it. A GPU executor inherits the variable its parent's own loader set, so
+  // only this lets a value configured for the executor (2 under MPS, where every
+  // client's queues count against the server's device connections) take effect.
+  bool max_connections_configured = false;
   Status validate() const {
     if (library.empty()) return invalid_error("cuda: option cuda.library is empty");
     if (max_connections > 32)

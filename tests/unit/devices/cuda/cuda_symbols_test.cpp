@@ -190,6 +190,29 @@ TEST_CASE("loading asks for cuda.max_connections work queues unless the process 
   if (before != nullptr) ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", saved.c_str(), 1);
 }
 
+TEST_CASE("a configured cuda.max_connections replaces the work queues the environment names",
+          "[cuda][symbols][fake]") {
+  // A GPU executor inherits CUDA_DEVICE_MAX_CONNECTIONS from its parent's loader; the
+  // value configured for it must win.
+  const FakeDriverMode fake("");
+  const char* before = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 1);
+  DeviceSettings settings;
+  settings.options["cuda.library"] = ACCORD_CUDA_FAKE_DRIVER;
+  settings.options["cuda.max_connections"] = "2";
+  static_cast<void>(open_through_catalog(settings));  // the variable is set as the driver loads
+  REQUIRE(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") != nullptr);
+  CHECK(std::string(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) == "2");
+  settings.options["cuda.max_connections"] = "0";  // configured: the driver's default
+  static_cast<void>(open_through_catalog(settings));
+  CHECK(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") == nullptr);
+  if (before != nullptr)
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", saved.c_str(), 1);
+  else
+    ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+}
+
 TEST_CASE("a missing required entry point makes the driver unusable, naming it", "[cuda][symbols][fake]") {
   {
     const FakeDriverMode fake("missing=cuMemCreate");
