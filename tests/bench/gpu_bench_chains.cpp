@@ -66,18 +66,30 @@ DirectChain::DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::
     ok(cuda.cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     flag_ = static_cast<std::atomic<std::uint32_t>*>(host);
     flag_->store(0);
-    CUdeviceptr device_flag = 0;
-    ok(cuda.cuMemHostGetDevicePointer(&device_flag, host, 0), "cuMemHostGetDevicePointer");
+    ok(cuda.cuMemHostGetDevicePointer(&device_flag_, host, 0), "cuMemHostGetDevicePointer");
+  }
+  CUgraphNode written = nullptr;
+  if (tail == DirectTail::KernelFlag) {
+    ok(cuda.cuModuleGetFunction(&flag_function_, module_, "accord_bench_flag"), "cuModuleGetFunction");
+    void* args[] = {&device_flag_};
+    CUDA_KERNEL_NODE_PARAMS node{};
+    node.func = flag_function_;
+    node.gridDimX = node.gridDimY = node.gridDimZ = 1;
+    node.blockDimX = node.blockDimY = node.blockDimZ = 1;
+    node.kernelParams = args;
+    ok(cuda.cuGraphAddKernelNode(&written, graph_, previous ? &previous : nullptr, previous ? 1 : 0, &node),
+       "cuGraphAddKernelNode");
+  } else if (tail != DirectTail::None) {
     CUstreamBatchMemOpParams op{};
     op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-    op.writeValue.address = device_flag;
+    op.writeValue.address = device_flag_;
     op.writeValue.value = 1;
-    op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    op.writeValue.flags =
+        tail == DirectTail::FlagNoFence ? CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER : CU_STREAM_WRITE_VALUE_DEFAULT;
     CUDA_BATCH_MEM_OP_NODE_PARAMS write{};
     write.ctx = context_;
     write.count = 1;
     write.paramArray = &op;
-    CUgraphNode written = nullptr;
     ok(cuda.cuGraphAddBatchMemOpNode(&written, graph_, previous ? &previous : nullptr, previous ? 1 : 0, &write),
        "cuGraphAddBatchMemOpNode");
     if (tail == DirectTail::FlagEvent) {
@@ -134,6 +146,11 @@ void DirectChain::run_once() const {
   }
   ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
   ok(cuda_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+void DirectChain::launch() const {
+  flag_->store(0, std::memory_order_relaxed);
+  ok(cuda_.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
 }
 
 void DirectChain::ok(CUresult r, const char* what) const {

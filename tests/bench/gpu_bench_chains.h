@@ -30,8 +30,9 @@ std::vector<std::byte> ptx();
 KernelContract step_contract(std::uint64_t spin_ns);
 
 // What ends the direct graph (to take Accord's completion tail apart): nothing; a node
-// writing a pinned host flag (as Accord's tail does); that node and an event record.
-enum class DirectTail { None, Flag, FlagEvent };
+// writing a pinned host flag (as Accord's tail does); that node and an event record; the
+// flag node without its memory barrier; a one-thread kernel writing the flag.
+enum class DirectTail { None, Flag, FlagEvent, FlagNoFence, KernelFlag };
 // How the direct run waits: cuStreamSynchronize, a spin on the host flag, or an event
 // recorded after the launch and queried in a loop.
 enum class DirectWait { Sync, SpinOnFlag, SpinOnEvent };
@@ -50,6 +51,10 @@ class DirectChain {
 
   void bind_thread() const;
   void run_once() const;
+  // For a thread that keeps several chains in flight (a tail with a flag only): clears the flag
+  // and launches; done() says the flag was written since.
+  void launch() const;
+  bool done() const { return flag_->load(std::memory_order_acquire) != 0; }
 
  private:
   void ok(CUresult r, const char* what) const;
@@ -66,6 +71,8 @@ class DirectChain {
   CUcontext context_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  CUfunction flag_function_ = nullptr;
+  CUdeviceptr device_flag_ = 0;
   CUdeviceptr buffers_ = 0;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;

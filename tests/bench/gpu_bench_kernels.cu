@@ -14,3 +14,10 @@ extern "C" __global__ void accord_bench_step(float* out, const float* in, unsign
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = in[0] + 1.0f;
 }
+
+// A completion flag written by a kernel rather than a stream memory operation: after
+// every write before it has reached the system (the fence), one thread stores 1.
+extern "C" __global__ void accord_bench_flag(unsigned* flag) {
+  __threadfence_system();
+  *static_cast<volatile unsigned*>(flag) = 1;
+}

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -25,7 +26,7 @@ extern char** environ;
 
 namespace accord::bench::gpu {
 
-// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-1stream",
+// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
 // "accord-executor"), or every row
 // when empty. gpu_tenants.sh runs each row in a process of its own, so that a row's
 // contexts and threads cannot touch the next one's.
@@ -140,6 +141,8 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   };
   accord_row("accord", "accord embedded: a runtime per thread", {});
   accord_row("accord-event", "accord embedded: a runtime per thread, events", {{"cuda.completion", "event"}});
+  accord_row("accord-memop", "accord embedded: a runtime per thread, flag node tails",
+             {{"cuda.flag_write", "memory_op"}});
   accord_row("accord-1stream", "accord embedded: a runtime per thread, 1 stream/lane",
              {{"cuda.streams_per_lane", "1"}});
   // Each runtime's GPU in an executor process of its own: sixteen processes launching,
@@ -152,6 +155,73 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   accord_row("accord-executor", "accord embedded: a runtime per thread, GPU executors",
              {{"cuda.max_connections", "2"}}, ACCORD_BENCH_ACCORDD);
   std::printf("  (16 processes time-sliced and under MPS: the processes:LABEL rows, tests/bench/gpu_tenants.sh)\n");
+}
+
+void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& tail_name) {
+  const DirectTail tail = tail_name == "nofence"  ? DirectTail::FlagNoFence
+                          : tail_name == "kernel" ? DirectTail::KernelFlag
+                                                  : DirectTail::Flag;
+  constexpr int kChains = 16;
+  constexpr auto kDuration = std::chrono::seconds(3);
+  launchers = std::clamp(launchers, 1, kChains);
+  std::printf("\n2b. %d launching threads keeping %d 10-kernel graphs of 2 us kernels in flight for %lld s\n",
+              launchers, kChains, static_cast<long long>(kDuration.count()));
+  std::printf("  %-50s %10s %8s %8s %9s\n", "how", "graphs/s", "p50 us", "p99 us", "cpu us/g");
+  std::atomic<bool> go{false}, stop{false};
+  std::atomic<int> ready{0};
+  std::vector<std::vector<double>> samples(static_cast<std::size_t>(launchers));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < launchers; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::unique_ptr<DirectChain>> mine;
+      for (int c = t; c < kChains; c += launchers)
+        mine.push_back(std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
+                                                     std::array<unsigned, 3>{32, 1, 1}, 0, tail,
+                                                     DirectWait::SpinOnFlag));
+      mine.front()->bind_thread();
+      std::vector<Clock::time_point> started(mine.size());
+      auto& out = samples[static_cast<std::size_t>(t)];
+      out.reserve(1 << 21);
+      ready++;
+      while (!go.load()) std::this_thread::yield();
+      for (std::size_t i = 0; i < mine.size(); ++i) started[i] = Clock::now(), mine[i]->launch();
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          if (!mine[i]->done()) continue;
+          const auto now = Clock::now();
+          out.push_back(elapsed_ns(started[i], now) / 1000.0);
+          started[i] = now;
+          mine[i]->launch();
+        }
+      }
+      for (auto& chain : mine)
+        while (!chain->done()) {
+        }
+    });
+  }
+  while (ready.load() < launchers) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const auto begin = Clock::now();
+  go = true;
+  std::this_thread::sleep_for(kDuration);
+  stop = true;
+  const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  for (auto& t : threads) t.join();
+  std::vector<double> all;
+  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  const Summary s = summarize(all);
+  const auto cpu_us = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+  };
+  const std::string label = "direct: " + std::to_string(launchers) + " launching thread(s), " +
+                            (tail == DirectTail::FlagNoFence ? "unfenced flag node"
+                             : tail == DirectTail::KernelFlag ? "flag kernel"
+                                                              : "flag node");
+  std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f\n", label.c_str(), static_cast<double>(all.size()) / seconds, s.p50,
+              s.p99, (cpu_us(after) - cpu_us(before)) / static_cast<double>(all.size()));
 }
 
 // `socket`: empty for embedded runtimes; else every tenant is a session of that accordd

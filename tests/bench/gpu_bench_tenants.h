@@ -12,9 +12,17 @@ namespace accord::bench::gpu {
 
 // Table 2: 16 tenants, each its own runtime (or direct stream) on its own thread,
 // looping a 10-kernel graph of 2 us kernels for 3 s. `only`: one row or group, or every
-// row when empty ("direct", "flag", "event", "green", "accord", "accord-event",
+// row when empty ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop",
 // "accord-1stream", "accord-executor"; the last only when named).
 void tenants(const cu::CudaSymbols& cuda, const std::string& only);
+
+// Table 2b: the launch ceiling of `launchers` threads of one process keeping the 16
+// tenants' chains in flight between them (each thread launches its share again as each
+// ends): what a launching process (an executor, accordd) can reach with that many
+// launching threads, with no client, ring or hop around it.
+// `tail`: how each chain's end is seen ("flag": Accord's fenced flag node, "nofence": the
+// same node without its barrier, "kernel": a one-thread kernel writing the flag).
+void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& tail);
 
 // Table 3 (3d through accordd when `socket` names its channel): one tenant saturating
 // every SM, three timing a 1-kernel graph, with and without priorities.

@@ -15,7 +15,8 @@
 //   gpu_graph_bench [--iterations N] [--config NAME]
 //   NAME: latency (with parts), parts (1b only: Accord's completion tail taken apart on
 //   the direct chain), tenants or tenants:ROW (one row or group: direct, flag, event,
-//   green, accord, accord-event, accord-1stream), neighbour, or processes:LABEL (the parent of 16 tenant
+//   green, accord, accord-event, accord-1stream), launchers:N[:flag|nofence|kernel] (table 2b:
+//   the launch ceiling of N threads keeping the 16 chains in flight, by completion tail), neighbour, or processes:LABEL (the parent of 16 tenant
 //   processes; it never opens CUDA itself, so MPS settings in its environment reach only
 //   the children)
 #include <cstdio>
@@ -127,10 +128,12 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
                                      "direct: graph + flag node, cuStreamSynchronize",
                                      "direct: graph + flag node, spin on the flag",
                                      "direct: graph + flag node + event node, spin on flag",
-                                     "accord: flag tail (successors wait on the flag)",
+                                     "accord: flag kernel tail (the default)",
                                      "accord: flag + event tail (cuda.completion=flag_event)",
                                      "direct: graph, cuEventRecord, spin on cuEventQuery",
-                                     "accord: events (cuda.completion=event)"};
+                                     "accord: events (cuda.completion=event)",
+                                     "direct: graph + flag kernel, spin on the flag",
+                                     "accord: flag node tail (cuda.flag_write=memory_op)"};
   std::vector<Samples> results(labels.size());
   int column = 0;
   for (std::size_t kernels : {1, 10}) {
@@ -149,6 +152,9 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
     AccordChain event_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {{"cuda.completion", "flag_event"}});
     DirectChain direct_event(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, DirectTail::None, DirectWait::SpinOnEvent);
     AccordChain events(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {{"cuda.completion", "event"}});
+    DirectChain direct_kernel_flag(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, DirectTail::KernelFlag,
+                                   DirectWait::SpinOnFlag);
+    AccordChain memop_tail(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, {{"cuda.flag_write", "memory_op"}});
     direct.front()->bind_thread();
     std::vector<std::function<void()>> runs;
     for (auto& d : direct) runs.push_back([&d] { d->run_once(); });
@@ -156,6 +162,8 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
     runs.push_back([&] { event_tail.run_once(); });
     runs.push_back([&] { direct_event.run_once(); });
     runs.push_back([&] { events.run_once(); });
+    runs.push_back([&] { direct_kernel_flag.run_once(); });
+    runs.push_back([&] { memop_tail.run_once(); });
     for (auto& run : runs)
       for (int i = 0; i < 200; ++i) run();
     for (int round = 0; round < 8; ++round)
@@ -181,6 +189,7 @@ int main(int argc, char** argv) {
   const Flags flags =
       parse_flags(argc, argv,
                   "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|\n"
+                  "           launchers:N|\n"
                   "           processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) return run_tenant_child(flags.config.substr(6));
   if (flags.config.rfind("processes:", 0) == 0) {
@@ -211,6 +220,13 @@ int main(int argc, char** argv) {
     latency_parts(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");
   if (flags.config.rfind("tenants:", 0) == 0) tenants(*cuda.value(), flags.config.substr(8));
+  if (flags.config.rfind("launchers:", 0) == 0) {
+    // launchers:N[:TAIL]
+    const std::string spec = flags.config.substr(10);
+    const std::size_t colon = spec.find(':');
+    launchers(*cuda.value(), std::atoi(spec.substr(0, colon).c_str()),
+              colon == std::string::npos ? "flag" : spec.substr(colon + 1));
+  }
   if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
   if (flags.config == "neighbour-daemon" && !std::string(ACCORD_BENCH_ACCORDD).empty()) {
     unsetenv("ACCORD_SESSION_SOCKET");

@@ -99,7 +99,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   device->streams_per_lane_ = options.streams_per_lane;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
-  device->flags_->probe();
+  device->flags_->probe(options.flag_write);
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
   return device;
@@ -274,6 +274,11 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
 
 void CudaDevice::poll_completions() noexcept {
   if (completion_) completion_->poll();
+}
+
+std::optional<CudaFlagWriter> CudaDevice::flag_writer() const noexcept {
+  if (completion_mode_ == CudaCompletionMode::Event || flags_ == nullptr || !flags_->usable()) return std::nullopt;
+  return flags_->writer();
 }
 
 int CudaDevice::completion_word_fd() const noexcept {

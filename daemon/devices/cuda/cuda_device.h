@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -91,6 +92,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // The allocation granularity GpuLocal sizes are rounded to.
   std::size_t granularity() const noexcept { return memory_config_.granularity; }
   SmVersion sm() const noexcept { return sm_; }
+  // What writes regions' completion flags, as probed at open (cuda.flag_write, or the
+  // memory operation where the kernel's tail failed); nullopt when flags are not used.
+  std::optional<CudaFlagWriter> flag_writer() const noexcept;
   // The GPU's driver, device and primary context, borrowed while *this lives: what
   // CudaImportedMemory::import takes to map another process's memory for this GPU.
   const CudaContext& context() const noexcept { return context_; }

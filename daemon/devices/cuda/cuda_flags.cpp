@@ -1,6 +1,7 @@
 // Completion flags and the graph tail that writes them. Why a flag and not only an event:
 // cuEventQuery takes the driver's context lock and costs a call per poll, and with many
-// tenants on one context the polls contend with every launch; a flag is a load.
+// tenants on one context the polls contend with every launch; a flag is a load. Why a
+// kernel writes it by default: see CudaFlagWriter.
 #include "daemon/devices/cuda/cuda_flags.h"
 
 #include <new>
@@ -9,6 +10,31 @@
 
 namespace accord::devices::cuda {
 namespace {
+
+// The flag kernel: one thread fences at system scope (the region's results, in GPU or
+// registered host memory, are visible before the flag is) and stores the value. PTX, so
+// the driver compiles it for whatever GPU this is; written here rather than built with
+// nvcc so that the daemon builds where the CUDA toolkit is absent.
+constexpr char kFlagKernelPtx[] = R"(.version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry accord_completion_flag(
+	.param .u64 accord_completion_flag_word,
+	.param .u32 accord_completion_flag_value
+)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [accord_completion_flag_word];
+	ld.param.u32 %r1, [accord_completion_flag_value];
+	cvta.to.global.u64 %rd2, %rd1;
+	membar.sys;
+	st.volatile.global.u32 [%rd2], %r1;
+	ret;
+}
+)";
+constexpr char kFlagKernelName[] = "accord_completion_flag";
 
 CUstreamBatchMemOpParams write_one(CudaFlag flag) noexcept {
   CUstreamBatchMemOpParams op{};
@@ -28,45 +54,98 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS write_params(const CudaContext& context, CUstreamB
   return params;
 }
 
+// The flag kernel's launch: one block of one thread. `args` must outlive the call that
+// takes the parameters (the driver copies them there).
+struct FlagKernelArgs {
+  CUdeviceptr word = 0;
+  unsigned value = kFlagDone;
+  void* pointers[2] = {&word, &value};
+};
+CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction kernel, FlagKernelArgs& args) noexcept {
+  CUDA_KERNEL_NODE_PARAMS params{};
+  params.func = kernel;
+  params.gridDimX = params.gridDimY = params.gridDimZ = 1;
+  params.blockDimX = params.blockDimY = params.blockDimZ = 1;
+  params.kernelParams = args.pointers;
+  return params;
+}
+
 }  // namespace
 
-Result<CompletionTail> append_completion_tail(const CudaContext& context, CUgraph graph,
-                                              const std::vector<CUgraphNode>& sinks, CudaFlag flag, CUevent event,
-                                              const std::string& what) {
-  const CudaSymbols& s = *context.syms;
+Result<CompletionTail> CudaFlagPool::append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
+                                                 CUevent event, const std::string& what) const {
+  const CudaSymbols& s = *context_.syms;
   CompletionTail tail;
-  CUstreamBatchMemOpParams op = write_one(flag);
-  const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
-  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddBatchMemOpNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
-                            "adding the completion flag of " + what);
+  if (writer_ == CudaFlagWriter::Kernel) {
+    FlagKernelArgs args;
+    args.word = flag.device_address;
+    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddKernelNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
+                              "adding the completion flag of " + what);
+  } else {
+    CUstreamBatchMemOpParams op = write_one(flag);
+    const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context_, op);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddBatchMemOpNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
+                              "adding the completion flag of " + what);
+  }
   if (event != nullptr)
     ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddEventRecordNode(&tail.record, graph, &tail.write, 1, event),
                               "adding the completion event of " + what);
   return tail;
 }
 
-Status retarget_completion_tail(const CudaContext& context, CUgraphExec exec, const CompletionTail& tail,
-                                CudaFlag flag, CUevent event, const std::string& what) {
-  const CudaSymbols& s = *context.syms;
-  CUstreamBatchMemOpParams op = write_one(flag);
-  const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context, op);
-  ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecBatchMemOpNodeSetParams(exec, tail.write, &params),
-                            "pointing " + what + " at its completion flag");
+Status CudaFlagPool::retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,
+                                   const std::string& what) const {
+  const CudaSymbols& s = *context_.syms;
+  if (writer_ == CudaFlagWriter::Kernel) {
+    FlagKernelArgs args;
+    args.word = flag.device_address;
+    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecKernelNodeSetParams(exec, tail.write, &params),
+                              "pointing " + what + " at its completion flag");
+  } else {
+    CUstreamBatchMemOpParams op = write_one(flag);
+    const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context_, op);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecBatchMemOpNodeSetParams(exec, tail.write, &params),
+                              "pointing " + what + " at its completion flag");
+  }
   if (tail.record != nullptr)
     ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecEventRecordNodeSetEvent(exec, tail.record, event),
                               "pointing " + what + " at its completion event");
   return {};
 }
 
-bool CudaFlagPool::probe() noexcept {
+Status CudaFlagPool::load_flag_kernel() {
+  const CudaSymbols& s = *context_.syms;
+  const std::string what = "loading the completion flag kernel on gpu:" + std::to_string(context_.ordinal);
+  if (s.cuGraphExecKernelNodeSetParams == nullptr)
+    return unsupported_error(what + ": the driver has no cuGraphExecKernelNodeSetParams");
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
+  CUmodule module = nullptr;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuModuleLoadDataEx(&module, kFlagKernelPtx, 0, nullptr, nullptr), what);
+  flag_module_ = UniqueCuModule(s, context_.context, module);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuModuleGetFunction(&flag_kernel_, module, kFlagKernelName), what);
+  return {};
+}
+
+bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
   const CudaSymbols& s = *context_.syms;
   usable_ = false;
   waitable_ = false;
-  if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr || s.cuGraphAddBatchMemOpNode == nullptr ||
-      s.cuGraphAddEventRecordNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr ||
+  if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr || s.cuGraphAddEventRecordNode == nullptr ||
       s.cuGraphExecEventRecordNodeSetEvent == nullptr)
     return false;
+  // The memory operation is the fallback: a driver may lack its node, or refuse the PTX.
+  if (preferred == CudaFlagWriter::Kernel && load_flag_kernel().ok() && try_writer(CudaFlagWriter::Kernel)) return true;
+  if (s.cuGraphAddBatchMemOpNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr) return false;
+  return try_writer(CudaFlagWriter::MemoryOp);
+}
+
+bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
+  const CudaSymbols& s = *context_.syms;
+  writer_ = writer;
   usable_ = true;  // acquire() refuses otherwise
+  waitable_ = false;
   bool works = false;
   auto flag = acquire();
   if (flag.ok() && context_.make_current() == CUDA_SUCCESS) {
@@ -78,10 +157,12 @@ bool CudaFlagPool::probe() noexcept {
       const UniqueCuGraph graph(s, context_.context, raw_graph);
       if (s.cuEventCreate(&raw_event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
         const UniqueCuEvent event(s, context_.context, raw_event);
-        auto tail = append_completion_tail(context_, graph.get(), {}, flag.value(), event.get(), "the flag probe");
+        auto tail = append_tail(graph.get(), {}, flag.value(), event.get(), "the flag probe");
         if (tail.ok() && s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
-          if (s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+          // Pointed at the same flag again: retargeting works too (every slot past the first needs it).
+          if (retarget_tail(exec.get(), tail.value(), flag.value(), event.get(), "the flag probe").ok() &&
+              s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
             const UniqueCuStream stream(s, context_.context, raw_stream);
             works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
                     s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
@@ -99,6 +180,7 @@ bool CudaFlagPool::probe() noexcept {
     release(flag.value());
   }
   usable_ = works;
+  if (!works) waitable_ = false;
   return works;
 }
 

@@ -1,6 +1,6 @@
 // CudaFlagPool: completion flags, 32-bit words in pinned host memory mapped into the GPU.
-// A region's graph ends by writing its slot's flag (a memory-operation node, after a
-// system-wide fence), so whoever waits sees completion with a plain load: no driver call,
+// A region's graph ends by writing its slot's flag (a one-thread kernel, or a memory-
+// operation node, after a system-wide fence), so whoever waits sees completion with a plain load: no driver call,
 // so neither the lock inside the driver nor a thread wake-up stands between the GPU
 // finishing and the waiter knowing (README.md, "Completion").
 // The pages come from one memfd (the word arena) where it can be made, so that a process
@@ -41,6 +41,15 @@ struct CudaFlag {
   explicit operator bool() const noexcept { return word != nullptr; }
 };
 
+// What writes a region's flag (cuda.flag_write; README.md, "Completion").
+//   Kernel: a one-thread kernel node (built in, JIT-compiled from PTX once per context)
+//     that fences at system scope and stores the value. On the H200 a thread launching 16
+//     graphs of 10 small kernels kept in flight reached 389,000-420,000 graphs/s with it,
+//     246,000-264,000 with the memory operation (tests/bench/RESULTS.md, session 21).
+//   MemoryOp: a stream memory-operation node (cuGraphAddBatchMemOpNode) with the driver's
+//     system-wide fence.
+enum class CudaFlagWriter { Kernel, MemoryOp };
+
 // The nodes that end a region's graph: `write` stores 1 to a flag after every node in
 // `sinks` (with a system-wide fence, so the region's results are visible first), and,
 // when an event is given, `record` then records it. Successors on this GPU wait on the
@@ -50,15 +59,6 @@ struct CompletionTail {
   CUgraphNode write = nullptr;
   CUgraphNode record = nullptr;  // null when the tail records no event
 };
-// Adds the tail to `graph`; `event` may be null (no record node). Errors: the mapped kind
-// of a driver failure, naming `what`.
-Result<CompletionTail> append_completion_tail(const CudaContext& context, CUgraph graph,
-                                              const std::vector<CUgraphNode>& sinks, CudaFlag flag, CUevent event,
-                                              const std::string& what);
-// Points the tail of an instantiation at another flag and event (one per slot); `event`
-// is ignored when the tail records none.
-Status retarget_completion_tail(const CudaContext& context, CUgraphExec exec, const CompletionTail& tail,
-                                      CudaFlag flag, CUevent event, const std::string& what);
 
 class CudaFlagPool {
  public:
@@ -66,14 +66,26 @@ class CudaFlagPool {
   CudaFlagPool(const CudaFlagPool&) = delete;
   CudaFlagPool& operator=(const CudaFlagPool&) = delete;
 
-  // True when the driver has what flags need (pinned mapped allocations, memory-operation
-  // and event-record graph nodes), checked once by building and instantiating a graph
-  // that writes a flag. Blocks.
-  bool probe() noexcept;
+  // True when the driver has what flags need (pinned mapped allocations, a way to write
+  // them from a graph, event-record graph nodes), checked once by building, launching
+  // and instantiating a graph that writes a flag with `preferred`, then with the memory
+  // operation if that failed. Blocks. Call once, before any other member.
+  bool probe(CudaFlagWriter preferred = CudaFlagWriter::Kernel) noexcept;
   bool usable() const noexcept { return usable_; }
+  // What probe() settled on.
+  CudaFlagWriter writer() const noexcept { return writer_; }
   // True when a stream can wait on a flag (cuStreamWaitValue32 on the mapped word), also
   // checked by probe(): successors then need no event.
   bool waitable() const noexcept { return waitable_; }
+
+  // Adds the tail to `graph`; `event` may be null (no record node). Errors: the mapped
+  // kind of a driver failure, naming `what`.
+  Result<CompletionTail> append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
+                                     CUevent event, const std::string& what) const;
+  // Points the tail of an instantiation at another flag and event (one per slot);
+  // `event` is ignored when the tail records none.
+  Status retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,
+                       const std::string& what) const;
 
   // A free flag, zeroed. Allocates a page of flags when none is free (prepare time
   // only). Errors: Unsupported when !usable(); the mapped kind of a driver failure.
@@ -96,10 +108,18 @@ class CudaFlagPool {
   // With mu_ held: a new page of flags, from the arena while it has room. The mapped kind
   // of a driver failure.
   Status add_page();
+  // Whether a graph whose tail `writer` writes reaches the flag here (and whether a
+  // stream can then wait on it); sets writer_ for the attempt.
+  bool try_writer(CudaFlagWriter writer) noexcept;
+  // Loads the built-in flag kernel into this context (Kernel). Blocks.
+  Status load_flag_kernel();
 
   const CudaContext context_;
   bool usable_ = false;
   bool waitable_ = false;
+  CudaFlagWriter writer_ = CudaFlagWriter::MemoryOp;
+  UniqueCuModule flag_module_;      // Kernel: the built-in module
+  CUfunction flag_kernel_ = nullptr;
   mutable std::mutex mu_;
   bool arena_tried_ = false;
   std::unique_ptr<common::MemfdPages> arena_;          // declared before its registrations:

@@ -9,6 +9,7 @@
 
 #include "accord/status.h"
 #include "daemon/devices/cuda/cuda_completion.h"
+#include "daemon/devices/cuda/cuda_flags.h"
 #include "daemon/devices/cuda/cuda_symbols.h"
 
 namespace accord::devices::cuda {
@@ -37,6 +38,10 @@ struct CudaDeviceOptions {
   //   "event": no tail; launch records the slot's event and completion is cuEventQuery
   //     (also what "flag" falls back to when the driver cannot write flags from a graph).
   CudaCompletionMode completion = CudaCompletionMode::Flag;
+  // cuda.flag_write: what writes a flag, "kernel" (default) or "memory_op"
+  // (CudaFlagWriter); a driver that cannot run the kernel's tail gets the memory
+  // operation.
+  CudaFlagWriter flag_write = CudaFlagWriter::Kernel;
   // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
   // GPU and must create no context on the others); -1 (unset) opens every GPU. An
   // ordinal the driver does not have opens nothing (an empty list, not an error), which

@@ -213,7 +213,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
   if (use_flags) {
     const CudaSlot& first = region->slots_[0];
     region->tail_event_ = tail_event || !flags->waitable();
-    ACCORD_ASSIGN_OR_RETURN(tail, append_completion_tail(context, graph, sinks, first.flag,
+    ACCORD_ASSIGN_OR_RETURN(tail, flags->append_tail(graph, sinks, first.flag,
                                                          region->tail_event_ ? first.done.get() : nullptr,
                                                          "a region on " + device));
     region->has_tail_ = true;
@@ -226,7 +226,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     ACCORD_CU_RETURN_IF_ERROR(syms, cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiating " + what);
     slot.exec = UniqueCuGraphExec(syms, context.context, exec);
     if (region->has_tail_ && s > 0)
-      ACCORD_RETURN_IF_ERROR(retarget_completion_tail(context, exec, tail, slot.flag, slot.done.get(), what));
+      ACCORD_RETURN_IF_ERROR(region->flags_->retarget_tail(exec, tail, slot.flag, slot.done.get(), what));
   }
   return region;
 }

@@ -24,8 +24,7 @@ std::size_t rest(const DeviceMemory& memory, std::size_t offset, std::size_t len
 
 }  // namespace
 
-Result<std::unique_ptr<CudaDevice>> open_gpu() {
-  CudaDeviceOptions options;
+Result<std::unique_ptr<CudaDevice>> open_gpu(const CudaDeviceOptions& options) {
   ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<const CudaSymbols> syms, CudaSymbols::load(options.loader));
   int count = 0;
   if (syms->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) return unsupported_error("cuda: no CUDA devices");

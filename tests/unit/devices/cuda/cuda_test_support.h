@@ -22,8 +22,8 @@
 
 namespace accord::devices::cuda::testing {
 
-// GPU 0 through the real driver, or the reason there is none here.
-Result<std::unique_ptr<CudaDevice>> open_gpu();
+// GPU 0 through the real driver (with `options`), or the reason there is none here.
+Result<std::unique_ptr<CudaDevice>> open_gpu(const CudaDeviceOptions& options = {});
 // Every GPU of the real driver, opened over one symbol table (as the factory does), or
 // the reason there is none here.
 Result<std::vector<std::unique_ptr<CudaDevice>>> open_gpus();
