@@ -84,8 +84,7 @@ DirectChain::DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::
     op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
     op.writeValue.address = device_flag_;
     op.writeValue.value = 1;
-    op.writeValue.flags =
-        tail == DirectTail::FlagNoFence ? CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER : CU_STREAM_WRITE_VALUE_DEFAULT;
+    op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
     CUDA_BATCH_MEM_OP_NODE_PARAMS write{};
     write.ctx = context_;
     write.count = 1;

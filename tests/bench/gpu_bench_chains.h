@@ -29,10 +29,10 @@ constexpr std::uint64_t kNeighbourSpin = 50'000;
 std::vector<std::byte> ptx();
 KernelContract step_contract(std::uint64_t spin_ns);
 
-// What ends the direct graph (to take Accord's completion tail apart): nothing; a node
-// writing a pinned host flag (as Accord's tail does); that node and an event record; the
-// flag node without its memory barrier; a one-thread kernel writing the flag.
-enum class DirectTail { None, Flag, FlagEvent, FlagNoFence, KernelFlag };
+// What ends the direct graph (to take Accord's completion tail apart): nothing; a
+// memory-operation node writing a pinned host flag (cuda.flag_write = memory_op); that
+// node and an event record; a one-thread kernel writing the flag (Accord's default tail).
+enum class DirectTail { None, Flag, FlagEvent, KernelFlag };
 // How the direct run waits: cuStreamSynchronize, a spin on the host flag, or an event
 // recorded after the launch and queried in a loop.
 enum class DirectWait { Sync, SpinOnFlag, SpinOnEvent };

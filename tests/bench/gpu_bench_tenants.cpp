@@ -158,9 +158,7 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
 }
 
 void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& tail_name) {
-  const DirectTail tail = tail_name == "nofence"  ? DirectTail::FlagNoFence
-                          : tail_name == "kernel" ? DirectTail::KernelFlag
-                                                  : DirectTail::Flag;
+  const DirectTail tail = tail_name == "kernel" ? DirectTail::KernelFlag : DirectTail::Flag;
   constexpr int kChains = 16;
   constexpr auto kDuration = std::chrono::seconds(3);
   launchers = std::clamp(launchers, 1, kChains);
@@ -217,9 +215,7 @@ void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& ta
     return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
   };
   const std::string label = "direct: " + std::to_string(launchers) + " launching thread(s), " +
-                            (tail == DirectTail::FlagNoFence ? "unfenced flag node"
-                             : tail == DirectTail::KernelFlag ? "flag kernel"
-                                                              : "flag node");
+                            (tail == DirectTail::KernelFlag ? "flag kernel" : "flag node");
   std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f\n", label.c_str(), static_cast<double>(all.size()) / seconds, s.p50,
               s.p99, (cpu_us(after) - cpu_us(before)) / static_cast<double>(all.size()));
 }

@@ -20,8 +20,8 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only);
 // tenants' chains in flight between them (each thread launches its share again as each
 // ends): what a launching process (an executor, accordd) can reach with that many
 // launching threads, with no client, ring or hop around it.
-// `tail`: how each chain's end is seen ("flag": Accord's fenced flag node, "nofence": the
-// same node without its barrier, "kernel": a one-thread kernel writing the flag).
+// `tail`: what writes each chain's flag ("flag": a memory-operation node, Accord's tail
+// before session 21; "kernel": a one-thread kernel, its tail since).
 void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& tail);
 
 // Table 3 (3d through accordd when `socket` names its channel): one tenant saturating

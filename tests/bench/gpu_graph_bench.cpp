@@ -15,7 +15,7 @@
 //   gpu_graph_bench [--iterations N] [--config NAME]
 //   NAME: latency (with parts), parts (1b only: Accord's completion tail taken apart on
 //   the direct chain), tenants or tenants:ROW (one row or group: direct, flag, event,
-//   green, accord, accord-event, accord-1stream), launchers:N[:flag|nofence|kernel] (table 2b:
+//   green, accord, accord-event, accord-1stream), launchers:N[:flag|kernel] (table 2b:
 //   the launch ceiling of N threads keeping the 16 chains in flight, by completion tail), neighbour, or processes:LABEL (the parent of 16 tenant
 //   processes; it never opens CUDA itself, so MPS settings in its environment reach only
 //   the children)
