@@ -127,12 +127,26 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
       std::printf("  (no green contexts: the device resource could not be described)\n");
     }
   }
-  // Accord rows: the same chain through an embedded runtime per thread, with `options`.
-  const auto accord_row = [&](const char* row, const char* label, const DeviceOptions& options,
+  // Accord rows: the same chain through an embedded runtime per thread, with `options`,
+  // and with ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE" split at spaces) on top, so
+  // that one call can compare the backend's settings; the label then says so.
+  DeviceOptions extra;
+  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
+    std::istringstream in(words);
+    for (std::string word; in >> word;)
+      if (const std::size_t eq = word.find('='); eq != std::string::npos)
+        extra[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  const auto accord_row = [&](const char* row, const char* plain_label, DeviceOptions options,
                               const std::string& executor = {}) {
     // The executor row only when named: time-sliced, sixteen contexts would crawl.
     if (executor.empty() ? !wanted(row) : only != row) return;
-    run(label,
+    std::string label = plain_label;
+    for (const auto& [key, value] : extra) {
+      options[key] = value;
+      label += " " + key + "=" + value;
+    }
+    run(label.c_str(),
         [&] {
           return std::make_unique<AccordChain>(10, kTwoMicroseconds, std::array<std::uint32_t, 3>{1, 1, 1},
                                                std::array<std::uint32_t, 3>{32, 1, 1}, 0, options, executor);
