@@ -292,22 +292,42 @@ std::int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
+bool write_samples(const std::string& path, const std::vector<double>& samples) {
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+  return static_cast<bool>(file);
+}
+
+std::vector<double> read_samples(const std::string& path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  const auto bytes = static_cast<std::size_t>(file ? static_cast<std::streamoff>(file.tellg()) : 0);
+  std::vector<double> samples(bytes / sizeof(double));
+  file.seekg(0);
+  file.read(reinterpret_cast<char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+  std::remove(path.c_str());
+  return samples;
+}
+
 // A tenant process's loop: warm up, wait for the common start, time `chain` until the
 // end, and write the samples (us, doubles) to `out` for the parent. 0 when written.
+// `inside`, when given, collects what the chain records per run (accordd's accepted ->
+// terminal time) and is written to `out`.inside.
 template <class Chain>
-int sample_until(const Chain& chain, std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
+int sample_until(const Chain& chain, std::int64_t start_ns, std::int64_t end_ns, const std::string& out,
+                 std::vector<double>* inside = nullptr) {
   for (int i = 0; i < 20; ++i) chain.run_once();
+  if (inside != nullptr) inside->clear();
   std::vector<double> samples;
   samples.reserve(1 << 20);
   while (monotonic_ns() < start_ns) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (inside != nullptr) inside->clear();
   while (monotonic_ns() < end_ns) {
     const auto begin = Clock::now();
     chain.run_once();
     samples.push_back(elapsed_ns(begin, Clock::now()) / 1000.0);
   }
-  std::ofstream file(out, std::ios::binary);
-  file.write(reinterpret_cast<const char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
-  return file ? 0 : 1;
+  const bool written = write_samples(out, samples) && (inside == nullptr || write_samples(out + ".inside", *inside));
+  return written ? 0 : 1;
 }
 
 // One tenant process through accordd (processes:accordd): the same chain, submitted over
@@ -326,7 +346,10 @@ int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::
     return 1;
   }
   AccordChain chain(std::move(runtime).value(), 10, kTwoMicroseconds, {1, 1, 1}, {32, 1, 1});
-  return sample_until(chain, start_ns, end_ns, out);
+  std::vector<double> inside;
+  inside.reserve(1 << 20);
+  chain.profiles = &inside;
+  return sample_until(chain, start_ns, end_ns, out, &inside);
 }
 
 int tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::string& out) {
@@ -412,16 +435,15 @@ void tenant_processes(const std::string& label) {
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
   }
-  std::vector<double> all;
+  std::vector<double> all, inside;
   for (int t = 0; t < kTenantProcesses; ++t) {
     const std::string path = std::string(dir) + "/tenant-" + std::to_string(t) + ".bin";
-    std::ifstream file(path, std::ios::binary | std::ios::ate);
-    const auto bytes = static_cast<std::size_t>(file ? static_cast<std::streamoff>(file.tellg()) : 0);
-    std::vector<double> samples(bytes / sizeof(double));
-    file.seekg(0);
-    file.read(reinterpret_cast<char*>(samples.data()), static_cast<std::streamsize>(samples.size() * sizeof(double)));
+    const std::vector<double> samples = read_samples(path);
     all.insert(all.end(), samples.begin(), samples.end());
-    std::remove(path.c_str());
+    if (accordd) {
+      const std::vector<double> profiles = read_samples(path + ".inside");
+      inside.insert(inside.end(), profiles.begin(), profiles.end());
+    }
   }
   rmdir(dir);
   const double seconds = std::chrono::duration<double>(kProcessDuration).count();
@@ -429,6 +451,11 @@ void tenant_processes(const std::string& label) {
   std::printf("  %-42s %14.0f %10.1f %10.1f%s\n", ("16 processes, " + how).c_str(),
               static_cast<double>(all.size()) / seconds, s.p50, s.p99,
               failed ? (" (" + std::to_string(failed) + " processes failed)").c_str() : "");
+  if (accordd && !inside.empty()) {
+    const Summary in = summarize(inside);
+    std::printf("    inside accordd (accepted -> terminal, from each completion's profile): p50 %.1f us, p99 %.1f us\n",
+                in.p50, in.p99);
+  }
   if (threads) threads->print("    ");
 }
 
