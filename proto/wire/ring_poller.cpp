@@ -5,14 +5,12 @@
 #include "proto/wire/ring_poller.h"
 
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstdlib>
 #include <ctime>
 
 #include "client/api/thread_name.h"
@@ -76,8 +74,7 @@ Result<std::unique_ptr<RingPoller>> RingPoller::start(RingHandler& handler, cons
   return poller;
 }
 
-RingPoller::RingPoller(RingHandler& handler, const RingPollerOptions& options)
-    : handler_(handler), options_(options), yield_when_busy_(std::getenv("ACCORD_EXPERIMENT_POLLER_YIELD") != nullptr) {}
+RingPoller::RingPoller(RingHandler& handler, const RingPollerOptions& options) : handler_(handler), options_(options) {}
 
 RingPoller::~RingPoller() {
   for (auto& t : threads_) {
@@ -206,15 +203,9 @@ void RingPoller::run(Thread& self) noexcept {
     }
     if (Clock::now() - last_entry < options_.spin) {
       handler_.on_idle();
-      if (yield_when_busy_ && !cores_.spare()) {
-        cores_.refresh();
-        sched_yield();
-      } else {
-        cpu_relax();
-      }
+      cpu_relax();
       continue;
     }
-    cores_.refresh();
     // Sleep on every ring's doorbell and the control word. Count ourselves as a sleeper
     // first, then look once more: a push that saw no sleeper is found here (ring_layout.h).
     std::size_t count = 0;

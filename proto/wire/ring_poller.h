@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "accord/status.h"
-#include "client/api/spare_core_probe.h"
 #include "proto/wire/submission_ring.h"
 
 namespace accord::wire {
@@ -97,9 +96,6 @@ class RingPoller {
 
   RingHandler& handler_;
   const RingPollerOptions options_;
-  const bool yield_when_busy_;  // session 21 A/B: ACCORD_EXPERIMENT_POLLER_YIELD
-  // Whether the machine has a core to spare for an idle poller's spin (shared by the threads).
-  SpareCoreProbe cores_;
   std::vector<std::unique_ptr<Thread>> threads_;
 };
 
