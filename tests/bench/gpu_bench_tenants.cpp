@@ -25,6 +25,43 @@
 extern char** environ;
 
 namespace accord::bench::gpu {
+namespace {
+
+double cpu_us(const rusage& r) {
+  return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+// A measured window: its wall seconds, and this process's CPU time and context switches
+// (voluntary, involuntary) in it.
+struct Window {
+  double seconds = 0;
+  double cpu_us = 0;
+  double voluntary_switches = 0;
+  double involuntary_switches = 0;
+};
+// Sets `go`, lets the threads run for `duration`, sets `stop`; the threads are joined by
+// the caller.
+Window run_window(std::atomic<bool>& go, std::atomic<bool>& stop, std::chrono::seconds duration) {
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const auto begin = Clock::now();
+  go = true;
+  std::this_thread::sleep_for(duration);
+  stop = true;
+  const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  return {seconds, cpu_us(after) - cpu_us(before), static_cast<double>(after.ru_nvcsw - before.ru_nvcsw),
+          static_cast<double>(after.ru_nivcsw - before.ru_nivcsw)};
+}
+
+std::vector<double> merged(const std::vector<std::vector<double>>& per_thread) {
+  std::vector<double> all;
+  for (const auto& s : per_thread) all.insert(all.end(), s.begin(), s.end());
+  return all;
+}
+
+}  // namespace
 
 // `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
 // "accord-executor"), or every row
@@ -58,27 +95,13 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
       });
     }
     while (ready.load() < kTenants) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    rusage before{};
-    getrusage(RUSAGE_SELF, &before);
-    const auto begin = Clock::now();
-    go = true;
-    std::this_thread::sleep_for(kDuration);
-    stop = true;
-    rusage after{};
-    getrusage(RUSAGE_SELF, &after);
+    const Window window = run_window(go, stop, kDuration);
     for (auto& t : threads) t.join();
-    const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
-    const auto cpu_us = [](const rusage& r) {
-      return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-    };
-    std::vector<double> all;
-    for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+    std::vector<double> all = merged(samples);
     const double graphs = static_cast<double>(all.size());
     const Summary s = summarize(all);
-    std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f %8.2f %8.2f\n", label, graphs / seconds, s.p50, s.p99,
-                (cpu_us(after) - cpu_us(before)) / graphs,
-                static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / graphs,
-                static_cast<double>(after.ru_nivcsw - before.ru_nivcsw) / graphs);
+    std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f %8.2f %8.2f\n", label, graphs / window.seconds, s.p50, s.p99,
+                window.cpu_us / graphs, window.voluntary_switches / graphs, window.involuntary_switches / graphs);
   };
   const auto chain = [&](DirectTail tail, DirectWait wait, CUgreenCtx green) {
     auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
@@ -212,26 +235,14 @@ void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& ta
     });
   }
   while (ready.load() < launchers) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
-  const auto begin = Clock::now();
-  go = true;
-  std::this_thread::sleep_for(kDuration);
-  stop = true;
-  const double seconds = elapsed_ns(begin, Clock::now()) / 1e9;
-  rusage after{};
-  getrusage(RUSAGE_SELF, &after);
+  const Window window = run_window(go, stop, kDuration);
   for (auto& t : threads) t.join();
-  std::vector<double> all;
-  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  std::vector<double> all = merged(samples);
   const Summary s = summarize(all);
-  const auto cpu_us = [](const rusage& r) {
-    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-  };
   const std::string label = "direct: " + std::to_string(launchers) + " launching thread(s), " +
                             (tail == DirectTail::KernelFlag ? "flag kernel" : "flag node");
-  std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f\n", label.c_str(), static_cast<double>(all.size()) / seconds, s.p50,
-              s.p99, (cpu_us(after) - cpu_us(before)) / static_cast<double>(all.size()));
+  std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f\n", label.c_str(), static_cast<double>(all.size()) / window.seconds,
+              s.p50, s.p99, window.cpu_us / static_cast<double>(all.size()));
 }
 
 // `socket`: empty for embedded runtimes; else every tenant is a session of that accordd

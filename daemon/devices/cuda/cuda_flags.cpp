@@ -57,6 +57,9 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS write_params(const CudaContext& context, CUstreamB
 // The flag kernel's launch: one block of one thread. `args` must outlive the call that
 // takes the parameters (the driver copies them there).
 struct FlagKernelArgs {
+  FlagKernelArgs() = default;
+  FlagKernelArgs(const FlagKernelArgs&) = delete;  // `pointers` point into this object
+  FlagKernelArgs& operator=(const FlagKernelArgs&) = delete;
   CUdeviceptr word = 0;
   unsigned value = kFlagDone;
   void* pointers[2] = {&word, &value};

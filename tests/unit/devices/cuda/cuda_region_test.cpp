@@ -135,9 +135,14 @@ TEST_CASE("an empty run lowers and completes", "[cuda][gpu][region]") {
   CHECK(sink.done() == 1);
 }
 
-TEST_CASE("a launch waits natively for a running predecessor and reports after it", "[cuda][gpu][region][waits]") {
-  ACCORD_CUDA_TEST_GPU(device);
+// Run with each flag writer (cuda.flag_write): the successor's stream waits on the flag
+// the predecessor's tail writes, whichever node writes it.
+void check_successor_waits(CudaFlagWriter writer) {
+  CudaDeviceOptions options;
+  options.flag_write = writer;
+  ACCORD_CUDA_TEST_GPU_WITH(device, options);
   ACCORD_CUDA_TEST_KERNELS(ptx, "kernels.ptx");
+  REQUIRE(device.flag_writer() == writer);
   KernelContract sleep;
   sleep.bindings = {{4, 4, Access::ReadWrite, "marker"}};
   append_constant(sleep.constants, std::uint32_t{100'000});
@@ -163,6 +168,11 @@ TEST_CASE("a launch waits natively for a running predecessor and reports after i
   CHECK(second.done() == 1);
   CHECK(first.last_order() < second.last_order());
   CHECK(u32_at(read_back(device, *out.value()), 0) == kMarker);
+}
+
+TEST_CASE("a launch waits natively for a running predecessor and reports after it", "[cuda][gpu][region][waits]") {
+  SECTION("the flag kernel writes the predecessor's flag (the default)") { check_successor_waits(CudaFlagWriter::Kernel); }
+  SECTION("a memory operation writes it") { check_successor_waits(CudaFlagWriter::MemoryOp); }
 }
 
 TEST_CASE("a launch takes an idle stream of its lane, not the next in turn behind unrelated work",

@@ -116,8 +116,11 @@ std::vector<std::uint8_t> read_back(CudaDevice& device, const DeviceMemory& memo
 }  // namespace accord::devices::cuda::testing
 
 // Opens GPU 0 into `var` (a CudaDevice&) or skips the test with the reason.
-#define ACCORD_CUDA_TEST_GPU(var)                                                          \
-  auto var##_opened_ = ::accord::devices::cuda::testing::open_gpu();                       \
+#define ACCORD_CUDA_TEST_GPU(var) ACCORD_CUDA_TEST_GPU_WITH(var, ::accord::devices::cuda::CudaDeviceOptions{})
+
+// The same, with the device options `options`.
+#define ACCORD_CUDA_TEST_GPU_WITH(var, options)                                            \
+  auto var##_opened_ = ::accord::devices::cuda::testing::open_gpu(options);                \
   if (!var##_opened_.ok()) {                                                               \
     WARN("skipped: no CUDA GPU here: " << var##_opened_.status().message());               \
     return;                                                                                \
