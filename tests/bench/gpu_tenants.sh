@@ -9,8 +9,13 @@ bench=${1:-build/gpu/tests/bench/gpu_graph_bench}
 # Each row in a process of its own. Accord's default of 32 hardware work queues per
 # context (cuda.max_connections) first, then the driver's default of 8 for the one-context
 # direct row and Accord.
-for row in direct flag event green accord accord-event; do
+for row in direct flag event green accord accord-event accord-memop; do
   "$bench" --config "tenants:$row" || echo "gpu_tenants.sh: row $row failed (status $?)"
+done
+# The launch ceiling of 1 and 16 threads keeping the 16 graphs in flight, by what writes
+# the flag (table 2b).
+for spec in 1:kernel 16:kernel 1:flag 16:flag; do
+  "$bench" --config "launchers:$spec" || echo "gpu_tenants.sh: launchers:$spec failed (status $?)"
 done
 for row in direct accord accord-event; do
   CUDA_DEVICE_MAX_CONNECTIONS=8 "$bench" --config "tenants:$row" || echo "gpu_tenants.sh: row $row failed (status $?)"
