@@ -99,7 +99,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   device->streams_per_lane_ = options.streams_per_lane;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
-  device->flags_->probe(options.flag_write);
+  // With cuda.completion = event no region takes a flag: nothing to probe (or compile).
+  if (options.completion != CudaCompletionMode::Event) device->flags_->probe(options.flag_write);
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
   return device;

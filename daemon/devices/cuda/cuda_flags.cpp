@@ -139,7 +139,12 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
       s.cuGraphExecEventRecordNodeSetEvent == nullptr)
     return false;
   // The memory operation is the fallback: a driver may lack its node, or refuse the PTX.
-  if (preferred == CudaFlagWriter::Kernel && load_flag_kernel().ok() && try_writer(CudaFlagWriter::Kernel)) return true;
+  if (preferred == CudaFlagWriter::Kernel) {
+    if (load_flag_kernel().ok() && try_writer(CudaFlagWriter::Kernel)) return true;
+    flag_kernel_ = nullptr;  // not used: unloaded, so that nothing stale is kept
+    flag_module_ = UniqueCuModule();
+  }
+  writer_ = CudaFlagWriter::MemoryOp;
   if (s.cuGraphAddBatchMemOpNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr) return false;
   return try_writer(CudaFlagWriter::MemoryOp);
 }
@@ -150,8 +155,11 @@ bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
   usable_ = true;  // acquire() refuses otherwise
   waitable_ = false;
   bool works = false;
-  auto flag = acquire();
-  if (flag.ok() && context_.make_current() == CUDA_SUCCESS) {
+  // Two flags: the graph is built writing the first and pointed at the second, as every
+  // slot past the first is; only the second may read 1 after the launch.
+  auto built = acquire();
+  auto target = acquire();
+  if (built.ok() && target.ok() && context_.make_current() == CUDA_SUCCESS) {
     CUgraph raw_graph = nullptr;
     CUevent raw_event = nullptr;
     CUstream raw_stream = nullptr;
@@ -160,28 +168,29 @@ bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
       const UniqueCuGraph graph(s, context_.context, raw_graph);
       if (s.cuEventCreate(&raw_event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
         const UniqueCuEvent event(s, context_.context, raw_event);
-        auto tail = append_tail(graph.get(), {}, flag.value(), event.get(), "the flag probe");
+        auto tail = append_tail(graph.get(), {}, built.value(), event.get(), "the flag probe");
         if (tail.ok() && s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
-          // Pointed at the same flag again: retargeting works too (every slot past the first needs it).
-          if (retarget_tail(exec.get(), tail.value(), flag.value(), event.get(), "the flag probe").ok() &&
+          if (retarget_tail(exec.get(), tail.value(), target.value(), event.get(), "the flag probe").ok() &&
               s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
             const UniqueCuStream stream(s, context_.context, raw_stream);
             works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
                     s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
                     s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
-                    flag.value().word->load(std::memory_order_acquire) == kFlagDone;
+                    target.value().word->load(std::memory_order_acquire) == kFlagDone &&
+                    built.value().word->load(std::memory_order_acquire) == 0;
             // The flag reads 1 now, so a wait on it passes at once where the driver can wait.
             waitable_ = works && s.cuStreamWaitValue32 != nullptr &&
-                        s.cuStreamWaitValue32(stream.get(), flag.value().device_address, kFlagDone,
+                        s.cuStreamWaitValue32(stream.get(), target.value().device_address, kFlagDone,
                                               CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
                         s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS;
           }
         }
       }
     }
-    release(flag.value());
   }
+  if (built.ok()) release(built.value());
+  if (target.ok()) release(target.value());
   usable_ = works;
   if (!works) waitable_ = false;
   return works;

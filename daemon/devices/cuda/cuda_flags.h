@@ -67,9 +67,10 @@ class CudaFlagPool {
   CudaFlagPool& operator=(const CudaFlagPool&) = delete;
 
   // True when the driver has what flags need (pinned mapped allocations, a way to write
-  // them from a graph, event-record graph nodes), checked once by building, launching
-  // and instantiating a graph that writes a flag with `preferred`, then with the memory
-  // operation if that failed. Blocks. Call once, before any other member.
+  // them from a graph, event-record graph nodes), checked once by building a graph that
+  // writes a flag with `preferred`, instantiating it, pointing it at another flag and
+  // launching it; then with the memory operation if that failed. Blocks. Call once,
+  // before any other member.
   bool probe(CudaFlagWriter preferred = CudaFlagWriter::Kernel) noexcept;
   bool usable() const noexcept { return usable_; }
   // What probe() settled on.

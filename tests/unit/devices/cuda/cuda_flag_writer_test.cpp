@@ -1,9 +1,12 @@
 // The two ways a region's graph writes its completion flag (cuda.flag_write: the built-in
 // flag kernel, the default, or a stream memory operation), on a real GPU: each is what the
-// device reports using, and a kernel's writes to host pages are visible by the time its
-// launch is reported. (That a successor waits on either: cuda_region_test.cpp.) Tagged [gpu].
+// device reports using, every slot's launch is reported by its own flag, and a kernel's
+// writes to host pages are visible by the time its launch is reported (a smoke test of
+// the tail's fence: in-order PCIe writes would pass it too). (That a successor waits on
+// either: cuda_region_test.cpp.) Tagged [gpu].
 #include <array>
 #include <atomic>
+#include <chrono>
 
 #include "tests/unit/devices/cuda/cuda_test_support.h"
 
@@ -29,6 +32,9 @@ TEST_CASE("each flag writer is the one used, and a kernel's host writes are visi
     DYNAMIC_SECTION("cuda.flag_write = " << name_of(writer)) {
       CudaDeviceOptions options;
       options.flag_write = writer;
+      // Only a slot's own flag reports its launch: no stream query stands in for a flag
+      // that a wrongly retargeted tail wrote elsewhere.
+      options.poll.event_check = std::chrono::seconds(60);
       ACCORD_CUDA_TEST_GPU_WITH(device, options);
       ACCORD_CUDA_TEST_KERNELS(ptx, "kernels.ptx");
       REQUIRE(device.flag_writer().has_value());

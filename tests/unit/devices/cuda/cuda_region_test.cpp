@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "daemon/devices/cuda/cuda_region.h"
 #include "tests/unit/devices/cuda/cuda_test_support.h"
 
 namespace accord::devices::cuda {
@@ -140,6 +141,8 @@ TEST_CASE("an empty run lowers and completes", "[cuda][gpu][region]") {
 void check_successor_waits(CudaFlagWriter writer) {
   CudaDeviceOptions options;
   options.flag_write = writer;
+  // Only a flag reports a launch here: no stream query stands in for one that is late.
+  options.poll.event_check = std::chrono::seconds(60);
   ACCORD_CUDA_TEST_GPU_WITH(device, options);
   ACCORD_CUDA_TEST_KERNELS(ptx, "kernels.ptx");
   REQUIRE(device.flag_writer() == writer);
@@ -155,13 +158,15 @@ void check_successor_waits(CudaFlagWriter writer) {
   const Operation sleep_op = kernel_op(LaneKind::Compute, *sleeper, sleep_binding);
   const std::array copy_bindings{bind(*out.value(), Access::Write, 0, 4), bind(*marker.value(), Access::Read, 0, 4)};
   const Operation copy = copy_op(LaneKind::Download, copy_bindings);
-  const auto predecessor = lower(device, std::span<const Operation>(&sleep_op, 1));
-  const auto successor = lower(device, std::span<const Operation>(&copy, 1));
+  // Two slots each, launched in the second: its flag is the one the tail was pointed at.
+  const auto predecessor = lower(device, std::span<const Operation>(&sleep_op, 1), {}, 2);
+  const auto successor = lower(device, std::span<const Operation>(&copy, 1), {}, 2);
+  REQUIRE(static_cast<const CudaRegion&>(*predecessor).successors_wait_on_flag());
   RecordingSink first;
   RecordingSink second;
-  const std::array waits{RegionWait{predecessor.get(), 0}};
-  device.launch(*predecessor, RegionWaits{0, {}}, first);
-  device.launch(*successor, RegionWaits{0, waits}, second);
+  const std::array waits{RegionWait{predecessor.get(), 1}};
+  device.launch(*predecessor, RegionWaits{1, {}}, first);
+  device.launch(*successor, RegionWaits{1, waits}, second);
   REQUIRE(first.wait_for(1));
   REQUIRE(second.wait_for(1));
   CHECK(first.done() == 1);
