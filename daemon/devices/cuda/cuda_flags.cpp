@@ -76,10 +76,19 @@ CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction kernel, FlagKernelArgs& args) n
 }  // namespace
 
 Result<CompletionTail> CudaFlagPool::append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
-                                                 CUevent event, const std::string& what) const {
+                                                 CUevent event, bool has_kernels, const std::string& what) const {
+  const CudaFlagWriter writer =
+      writer_ == CudaFlagWriter::Kernel && !has_kernels && memory_op_works_ ? CudaFlagWriter::MemoryOp : writer_;
+  return append_tail_as(writer, graph, sinks, flag, event, what);
+}
+
+Result<CompletionTail> CudaFlagPool::append_tail_as(CudaFlagWriter writer, CUgraph graph,
+                                                    const std::vector<CUgraphNode>& sinks, CudaFlag flag,
+                                                    CUevent event, const std::string& what) const {
   const CudaSymbols& s = *context_.syms;
   CompletionTail tail;
-  if (writer_ == CudaFlagWriter::Kernel) {
+  tail.writer = writer;
+  if (writer == CudaFlagWriter::Kernel) {
     FlagKernelArgs args;
     args.word = flag.device_address;
     const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
@@ -100,7 +109,7 @@ Result<CompletionTail> CudaFlagPool::append_tail(CUgraph graph, const std::vecto
 Status CudaFlagPool::retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,
                                    const std::string& what) const {
   const CudaSymbols& s = *context_.syms;
-  if (writer_ == CudaFlagWriter::Kernel) {
+  if (tail.writer == CudaFlagWriter::Kernel) {
     FlagKernelArgs args;
     args.word = flag.device_address;
     const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
@@ -135,26 +144,35 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
   const CudaSymbols& s = *context_.syms;
   usable_ = false;
   waitable_ = false;
+  memory_op_works_ = false;
+  writer_ = CudaFlagWriter::MemoryOp;
   if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr || s.cuGraphAddEventRecordNode == nullptr ||
       s.cuGraphExecEventRecordNodeSetEvent == nullptr)
     return false;
-  // The memory operation is the fallback: a driver may lack its node, or refuse the PTX.
-  if (preferred == CudaFlagWriter::Kernel) {
-    if (load_flag_kernel().ok() && try_writer(CudaFlagWriter::Kernel)) return true;
+  usable_ = true;  // acquire() refuses otherwise; settled below
+  // The memory operation ends graphs without kernels, and every graph where the kernel's
+  // tail fails (a driver may refuse the PTX).
+  Probed memory_op;
+  if (s.cuGraphAddBatchMemOpNode != nullptr && s.cuGraphExecBatchMemOpNodeSetParams != nullptr)
+    memory_op = try_writer(CudaFlagWriter::MemoryOp);
+  memory_op_works_ = memory_op.works;
+  Probed kernel;
+  if (preferred == CudaFlagWriter::Kernel && load_flag_kernel().ok()) kernel = try_writer(CudaFlagWriter::Kernel);
+  if (!kernel.works) {
     flag_kernel_ = nullptr;  // not used: unloaded, so that nothing stale is kept
     flag_module_ = UniqueCuModule();
   }
-  writer_ = CudaFlagWriter::MemoryOp;
-  if (s.cuGraphAddBatchMemOpNode == nullptr || s.cuGraphExecBatchMemOpNodeSetParams == nullptr) return false;
-  return try_writer(CudaFlagWriter::MemoryOp);
+  writer_ = kernel.works ? CudaFlagWriter::Kernel : CudaFlagWriter::MemoryOp;
+  usable_ = kernel.works || memory_op.works;
+  // Successors wait on flags only where every tail they may follow can be waited on.
+  waitable_ = (kernel.works || memory_op.works) && (!kernel.works || kernel.waitable) &&
+              (!memory_op.works || memory_op.waitable);
+  return usable_;
 }
 
-bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
+CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
   const CudaSymbols& s = *context_.syms;
-  writer_ = writer;
-  usable_ = true;  // acquire() refuses otherwise
-  waitable_ = false;
-  bool works = false;
+  Probed probed;
   // Two flags: the graph is built writing the first and pointed at the second, as every
   // slot past the first is; only the second may read 1 after the launch.
   auto built = acquire();
@@ -168,22 +186,22 @@ bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
       const UniqueCuGraph graph(s, context_.context, raw_graph);
       if (s.cuEventCreate(&raw_event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
         const UniqueCuEvent event(s, context_.context, raw_event);
-        auto tail = append_tail(graph.get(), {}, built.value(), event.get(), "the flag probe");
+        auto tail = append_tail_as(writer, graph.get(), {}, built.value(), event.get(), "the flag probe");
         if (tail.ok() && s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
           if (retarget_tail(exec.get(), tail.value(), target.value(), event.get(), "the flag probe").ok() &&
               s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
             const UniqueCuStream stream(s, context_.context, raw_stream);
-            works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
-                    s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
-                    s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
-                    target.value().word->load(std::memory_order_acquire) == kFlagDone &&
-                    built.value().word->load(std::memory_order_acquire) == 0;
+            probed.works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
+                           s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
+                           s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
+                           target.value().word->load(std::memory_order_acquire) == kFlagDone &&
+                           built.value().word->load(std::memory_order_acquire) == 0;
             // The flag reads 1 now, so a wait on it passes at once where the driver can wait.
-            waitable_ = works && s.cuStreamWaitValue32 != nullptr &&
-                        s.cuStreamWaitValue32(stream.get(), target.value().device_address, kFlagDone,
-                                              CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
-                        s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS;
+            probed.waitable = probed.works && s.cuStreamWaitValue32 != nullptr &&
+                              s.cuStreamWaitValue32(stream.get(), target.value().device_address, kFlagDone,
+                                                    CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
+                              s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS;
           }
         }
       }
@@ -191,9 +209,7 @@ bool CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
   }
   if (built.ok()) release(built.value());
   if (target.ok()) release(target.value());
-  usable_ = works;
-  if (!works) waitable_ = false;
-  return works;
+  return probed;
 }
 
 Result<CudaFlag> CudaFlagPool::acquire() {

@@ -47,7 +47,8 @@ struct CudaFlag {
 //     graphs of 10 small kernels kept in flight reached 389,000-420,000 graphs/s with it,
 //     246,000-264,000 with the memory operation (tests/bench/RESULTS.md, session 21).
 //   MemoryOp: a stream memory-operation node (cuGraphAddBatchMemOpNode) with the driver's
-//     system-wide fence.
+//     system-wide fence. It needs no SM, so it also ends graphs without kernels when
+//     Kernel is chosen (CudaFlagPool::append_tail).
 enum class CudaFlagWriter { Kernel, MemoryOp };
 
 // The nodes that end a region's graph: `write` stores 1 to a flag after every node in
@@ -58,6 +59,7 @@ enum class CudaFlagWriter { Kernel, MemoryOp };
 struct CompletionTail {
   CUgraphNode write = nullptr;
   CUgraphNode record = nullptr;  // null when the tail records no event
+  CudaFlagWriter writer = CudaFlagWriter::MemoryOp;  // what `write` is
 };
 
 class CudaFlagPool {
@@ -73,16 +75,18 @@ class CudaFlagPool {
   // before any other member.
   bool probe(CudaFlagWriter preferred = CudaFlagWriter::Kernel) noexcept;
   bool usable() const noexcept { return usable_; }
-  // What probe() settled on.
+  // What probe() settled on for regions with kernels: `preferred` where it works.
   CudaFlagWriter writer() const noexcept { return writer_; }
   // True when a stream can wait on a flag (cuStreamWaitValue32 on the mapped word), also
   // checked by probe(): successors then need no event.
   bool waitable() const noexcept { return waitable_; }
 
-  // Adds the tail to `graph`; `event` may be null (no record node). Errors: the mapped
-  // kind of a driver failure, naming `what`.
+  // Adds the tail to `graph`; `event` may be null (no record node). A graph with no
+  // kernel (`has_kernels` false: copies and fills only) is ended by the memory operation
+  // where it works even when writer() is Kernel, so that its completion never waits for
+  // an SM. Errors: the mapped kind of a driver failure, naming `what`.
   Result<CompletionTail> append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
-                                     CUevent event, const std::string& what) const;
+                                     CUevent event, bool has_kernels, const std::string& what) const;
   // Points the tail of an instantiation at another flag and event (one per slot);
   // `event` is ignored when the tail records none.
   Status retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,
@@ -109,9 +113,15 @@ class CudaFlagPool {
   // With mu_ held: a new page of flags, from the arena while it has room. The mapped kind
   // of a driver failure.
   Status add_page();
-  // Whether a graph whose tail `writer` writes reaches the flag here (and whether a
-  // stream can then wait on it); sets writer_ for the attempt.
-  bool try_writer(CudaFlagWriter writer) noexcept;
+  // Whether a graph whose tail `writer` writes reaches the flag here, pointed at another
+  // flag than the one it was built with, and whether a stream can then wait on it.
+  struct Probed {
+    bool works = false;
+    bool waitable = false;
+  };
+  Probed try_writer(CudaFlagWriter writer) noexcept;
+  Result<CompletionTail> append_tail_as(CudaFlagWriter writer, CUgraph graph, const std::vector<CUgraphNode>& sinks,
+                                        CudaFlag flag, CUevent event, const std::string& what) const;
   // Loads the built-in flag kernel into this context (Kernel). Blocks.
   Status load_flag_kernel();
 
@@ -119,6 +129,7 @@ class CudaFlagPool {
   bool usable_ = false;
   bool waitable_ = false;
   CudaFlagWriter writer_ = CudaFlagWriter::MemoryOp;
+  bool memory_op_works_ = false;  // probed: what ends graphs without kernels
   UniqueCuModule flag_module_;      // Kernel: the built-in module
   CUfunction flag_kernel_ = nullptr;
   mutable std::mutex mu_;

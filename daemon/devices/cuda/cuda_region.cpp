@@ -4,6 +4,8 @@
 // inferred edges: independent operations run concurrently.
 #include "daemon/devices/cuda/cuda_region.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -184,6 +186,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     return invalid_error("edge " + std::to_string(request.edges[edge].before) + " -> " +
                          std::to_string(request.edges[edge].after) + " names an operation outside the run of " +
                          std::to_string(ops.size()));
+  const bool has_kernels = std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.kind == OpKind::Kernel; });
   std::vector<CUgraphNode> sinks;  // nodes nothing in the run waits on: the tail follows them
   if (ops.empty()) {  // an empty run still completes through the same path
     CUgraphNode empty = nullptr;
@@ -215,7 +218,8 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     region->tail_event_ = tail_event || !flags->waitable();
     ACCORD_ASSIGN_OR_RETURN(tail, flags->append_tail(graph, sinks, first.flag,
                                                          region->tail_event_ ? first.done.get() : nullptr,
-                                                         "a region on " + device));
+                                                         has_kernels, "a region on " + device));
+    region->tail_writer_ = tail.writer;
     region->has_tail_ = true;
   }
   for (std::uint32_t s = 0; s < request.slots; ++s) {

@@ -70,6 +70,10 @@ class CudaRegion final : public NativeRegion {
   bool has_completion_tail() const noexcept { return has_tail_; }
   // True when the tail records no event: successors wait on the slot's flag.
   bool successors_wait_on_flag() const noexcept { return has_tail_ && !tail_event_; }
+  // What writes the flag (CudaFlagPool::append_tail); nullopt without a tail.
+  std::optional<CudaFlagWriter> tail_writer() const noexcept {
+    return has_tail_ ? std::optional<CudaFlagWriter>(tail_writer_) : std::nullopt;
+  }
 
   LaneKind lane() const noexcept { return lane_; }
   // RegionRequest::priority as lowered; the device picks its stream pool from it.
@@ -91,6 +95,7 @@ class CudaRegion final : public NativeRegion {
   int priority_ = 0;
   bool has_tail_ = false;
   bool tail_event_ = false;
+  CudaFlagWriter tail_writer_ = CudaFlagWriter::MemoryOp;
   CudaFlagPool* flags_ = nullptr;
   UniqueCuGraph graph_;
   std::uint32_t slot_count_ = 0;

@@ -1,6 +1,7 @@
 // The two ways a region's graph writes its completion flag (cuda.flag_write: the built-in
 // flag kernel, the default, or a stream memory operation), on a real GPU: each is what the
-// device reports using, every slot's launch is reported by its own flag, and a kernel's
+// device reports using for regions with kernels (regions of copies and fills end with the
+// memory operation either way), every slot's launch is reported by its own flag, and a kernel's
 // writes to host pages are visible by the time its launch is reported (a smoke test of
 // the tail's fence: in-order PCIe writes would pass it too). (That a successor waits on
 // either: cuda_region_test.cpp.) Tagged [gpu].
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "daemon/devices/cuda/cuda_region.h"
 #include "tests/unit/devices/cuda/cuda_test_support.h"
 
 namespace accord::devices::cuda {
@@ -72,6 +74,18 @@ TEST_CASE("each flag writer is the one used, and a kernel's host writes are visi
       }
       CHECK(sink.done() == 200);
       CHECK(seen == 200);
+      for (const auto& region : regions) CHECK(static_cast<const CudaRegion&>(*region).tail_writer() == writer);
+      // A region of fills only ends with the memory operation whatever was asked: its
+      // completion must not wait for an SM. Its second slot is reported by its own flag.
+      const OperationBinding fill_binding = bind_admitted(pages, *admission.value(), Access::Write, 1024, 64);
+      const Operation fill = fill_op(LaneKind::Compute, fill_binding, 0x7E);
+      const auto fills = lower(device, std::span<const Operation>(&fill, 1), {}, 2);
+      CHECK(static_cast<const CudaRegion&>(*fills).tail_writer() == CudaFlagWriter::MemoryOp);
+      RecordingSink fill_sink;
+      device.launch(*fills, RegionWaits{1, {}}, fill_sink);
+      REQUIRE(fill_sink.wait_for(1));
+      CHECK(fill_sink.done() == 1);
+      CHECK(static_cast<std::uint8_t>(pages.host_address()[1024 + 63]) == 0x7E);
     }
   }
 }

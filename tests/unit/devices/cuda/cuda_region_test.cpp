@@ -162,6 +162,9 @@ void check_successor_waits(CudaFlagWriter writer) {
   const auto predecessor = lower(device, std::span<const Operation>(&sleep_op, 1), {}, 2);
   const auto successor = lower(device, std::span<const Operation>(&copy, 1), {}, 2);
   REQUIRE(static_cast<const CudaRegion&>(*predecessor).successors_wait_on_flag());
+  // The kernel's region ends as asked; the copy's by the memory operation (no SM needed).
+  CHECK(static_cast<const CudaRegion&>(*predecessor).tail_writer() == writer);
+  CHECK(static_cast<const CudaRegion&>(*successor).tail_writer() == CudaFlagWriter::MemoryOp);
   RecordingSink first;
   RecordingSink second;
   const std::array waits{RegionWait{predecessor.get(), 1}};
