@@ -69,10 +69,10 @@ class CudaFlagPool {
   CudaFlagPool& operator=(const CudaFlagPool&) = delete;
 
   // True when the driver has what flags need (pinned mapped allocations, a way to write
-  // them from a graph, event-record graph nodes), checked once by building a graph that
-  // writes a flag with `preferred`, instantiating it, pointing it at another flag and
-  // launching it; then with the memory operation if that failed. Blocks. Call once,
-  // before any other member.
+  // them from a graph, event-record graph nodes), checked once for the memory operation
+  // and, when `preferred` is Kernel, for the kernel: by building a graph whose tail
+  // writes a flag, instantiating it, pointing it at another flag and launching it.
+  // Blocks. Call once, before any other member.
   bool probe(CudaFlagWriter preferred = CudaFlagWriter::Kernel) noexcept;
   bool usable() const noexcept { return usable_; }
   // What probe() settled on for regions with kernels: `preferred` where it works.
@@ -83,8 +83,8 @@ class CudaFlagPool {
 
   // Adds the tail to `graph`; `event` may be null (no record node). A graph with no
   // kernel (`has_kernels` false: copies and fills only) is ended by the memory operation
-  // where it works even when writer() is Kernel, so that its completion never waits for
-  // an SM. Errors: the mapped kind of a driver failure, naming `what`.
+  // where it works even when writer() is Kernel, so that its tail adds no wait for an SM.
+  // Errors: the mapped kind of a driver failure, naming `what`.
   Result<CompletionTail> append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
                                      CUevent event, bool has_kernels, const std::string& what) const;
   // Points the tail of an instantiation at another flag and event (one per slot);

@@ -5,7 +5,6 @@
 #include "daemon/devices/cuda/cuda_region.h"
 
 #include <algorithm>
-
 #include <cstring>
 #include <string>
 #include <vector>
@@ -186,7 +185,8 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     return invalid_error("edge " + std::to_string(request.edges[edge].before) + " -> " +
                          std::to_string(request.edges[edge].after) + " names an operation outside the run of " +
                          std::to_string(ops.size()));
-  const bool has_kernels = std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.kind == OpKind::Kernel; });
+  const bool has_kernels =
+      std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.kind == OpKind::Kernel; });
   std::vector<CUgraphNode> sinks;  // nodes nothing in the run waits on: the tail follows them
   if (ops.empty()) {  // an empty run still completes through the same path
     CUgraphNode empty = nullptr;
