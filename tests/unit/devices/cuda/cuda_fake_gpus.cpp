@@ -11,10 +11,9 @@
 namespace accord::devices::cuda::testing {
 
 #ifdef ACCORD_CUDA_FAKE_DRIVER
-FakeGpus::FakeGpus(int count) {
+FakeGpus::FakeGpus(int count, const std::vector<std::string>& controls, CudaDeviceOptions options) {
   const std::string mode = "gpus=" + std::to_string(count);
   ::setenv("ACCORD_FAKE_CUDA", mode.c_str(), 1);
-  CudaDeviceOptions options;
   options.loader.library = ACCORD_CUDA_FAKE_DRIVER;
   auto loaded = CudaSymbols::load(options.loader);
   INFO(loaded.status().to_string());
@@ -32,16 +31,20 @@ FakeGpus::FakeGpus(int count) {
   REQUIRE(log_ != nullptr);
   control("fail=");
   control("peer=1");
+  for (const std::string& setting : controls) control(setting);
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     auto device = CudaDevice::open(syms_, ordinal, options);
     INFO(device.status().to_string());
     REQUIRE(device.ok());
     devices_.push_back(std::move(device).value());
   }
+  opening_log_ = log();
   control("clear");
 }
 #else
-FakeGpus::FakeGpus(int) { FAIL("the stand-in driver was not built"); }
+FakeGpus::FakeGpus(int, const std::vector<std::string>&, CudaDeviceOptions) {
+  FAIL("the stand-in driver was not built");
+}
 #endif
 
 FakeGpus::~FakeGpus() {
@@ -49,6 +52,8 @@ FakeGpus::~FakeGpus() {
   if (control_ != nullptr) {
     control_("fail=");
     control_("peer=1");
+    control_("graphs=0");
+    control_("ignore=");
     control_("clear");
   }
   ::unsetenv("ACCORD_FAKE_CUDA");

@@ -16,9 +16,10 @@ namespace accord::devices::cuda::testing {
 
 class FakeGpus {
  public:
-  // Sets ACCORD_FAKE_CUDA=gpus=<count>, loads the stand-in driver and opens every GPU
-  // (REQUIREs success), then empties the driver's log.
-  explicit FakeGpus(int count = 2);
+  // Sets ACCORD_FAKE_CUDA=gpus=<count>, loads the stand-in driver, applies `controls`
+  // (as control() takes them), opens every GPU with `options` (its driver library
+  // replaced by the stand-in; REQUIREs success), then empties the driver's log.
+  explicit FakeGpus(int count = 2, const std::vector<std::string>& controls = {}, CudaDeviceOptions options = {});
   // Closes the devices, resets the driver's controls and unsets ACCORD_FAKE_CUDA.
   ~FakeGpus();
   FakeGpus(const FakeGpus&) = delete;
@@ -27,10 +28,13 @@ class FakeGpus {
   CudaDevice& gpu(int ordinal) { return *devices_.at(static_cast<std::size_t>(ordinal)); }
   const CudaSymbols& syms() const { return *syms_; }
 
-  // accord_fake_cuda_control: "peer=0", "peer=1", "fail=<entry point>", "fail=", "clear".
+  // accord_fake_cuda_control: "peer=0", "peer=1", "fail=<entry point>", "fail=", "graphs=1",
+  // "graphs=0", "ignore=<entry point>", "ignore=", "clear".
   void control(const std::string& setting);
   // The driver's log since the last "clear", one call per line.
   std::vector<std::string> log() const;
+  // The log of opening the GPUs (the constructor clears it after).
+  const std::vector<std::string>& opening_log() const { return opening_log_; }
   // Lines of the log that start with `prefix`.
   int count(std::string_view prefix) const;
   // The position of the first line starting with `prefix`, or -1.
@@ -40,6 +44,7 @@ class FakeGpus {
   std::shared_ptr<const CudaSymbols> syms_;
   std::vector<std::unique_ptr<CudaDevice>> devices_;
   UniqueDlHandle library_;  // a second reference to the library syms_ opened
+  std::vector<std::string> opening_log_;
   void (*control_)(const char*) = nullptr;
   const char* (*log_)() = nullptr;
 };

@@ -14,10 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -40,6 +43,11 @@ struct State {
   std::map<ino_t, int> exported;  // inode of an exported fd -> home ordinal
   CUmemGenericAllocationHandle next_handle = 0x100;
   CUdeviceptr next_address = 0x7e0000000000ull;
+  // The graph engine below, off unless a test turns it on ("graphs=1"): off, its entry
+  // points answer CUDA_ERROR_NOT_SUPPORTED, as every unknown one does.
+  bool graphs = false;
+  std::string ignore;  // an entry point that answers success and does nothing ("ignore=<name>")
+  std::set<int*> events;  // made by cuEventCreate (others are test-owned ints)
 };
 
 State& state() {
@@ -233,6 +241,193 @@ CUresult host_device_pointer(CUdeviceptr* device, void* pages, unsigned) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// --- the graph engine: just enough for CudaFlagPool::probe (cuda_flags.cpp) ---------------
+// A graph is a list of nodes run in order at launch: the built-in flag kernel and the
+// memory operation write a 32-bit value through a fake device pointer (registered host
+// memory: host + ordinal * 2^44), an event record sets the event's int to success. Only
+// the module holding the flag kernel loads.
+bool graphs_on(const char* call) {
+  State& s = state();
+  const std::lock_guard lock(s.mu);
+  return s.graphs && s.fail != call;
+}
+bool ignored(const char* call) {
+  const std::lock_guard lock(state().mu);
+  return state().ignore == call;
+}
+int g_flag_function;  // the flag kernel's CUfunction is this address
+struct FakeNode {
+  enum Kind { Write, Event } kind = Write;
+  CUdeviceptr address = 0;
+  unsigned value = 0;
+  CUevent event = nullptr;
+};
+struct FakeGraph {
+  std::vector<std::unique_ptr<FakeNode>> nodes;  // a CUgraphNode is a node's address
+};
+struct FakeExec {
+  std::vector<FakeNode> nodes;  // copies, in the graph's order
+};
+std::size_t index_of(const FakeGraph& graph, CUgraphNode node) {
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+    if (reinterpret_cast<CUgraphNode>(graph.nodes[i].get()) == node) return i;
+  return graph.nodes.size();
+}
+// Execs remember their graph's node addresses, to find a node named by the graph's handle.
+std::map<const FakeExec*, std::vector<CUgraphNode>>& exec_handles() {
+  static auto* const handles = new std::map<const FakeExec*, std::vector<CUgraphNode>>();
+  return *handles;
+}
+
+CUresult event_create(CUevent* event, unsigned) {
+  if (!graphs_on("cuEventCreate")) return CUDA_ERROR_NOT_SUPPORTED;
+  int* e = new int(CUDA_ERROR_NOT_READY);
+  const std::lock_guard lock(state().mu);
+  state().events.insert(e);
+  *event = reinterpret_cast<CUevent>(e);
+  return CUDA_SUCCESS;
+}
+CUresult event_destroy(CUevent event) {
+  int* e = reinterpret_cast<int*>(event);
+  const std::lock_guard lock(state().mu);
+  if (state().events.erase(e) != 0) delete e;  // test-owned ints are the tests'
+  return CUDA_SUCCESS;
+}
+CUresult module_load(CUmodule* module, const void* image, unsigned, CUjit_option*, void**) {
+  if (!graphs_on("cuModuleLoadDataEx")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (std::strstr(static_cast<const char*>(image), ".entry accord_completion_flag") == nullptr)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  fails("cuModuleLoadDataEx", "accord_completion_flag");
+  *module = reinterpret_cast<CUmodule>(new int(0));
+  return CUDA_SUCCESS;
+}
+CUresult module_unload(CUmodule module) {
+  delete reinterpret_cast<int*>(module);
+  return CUDA_SUCCESS;
+}
+CUresult module_function(CUfunction* function, CUmodule, const char* name) {
+  if (!graphs_on("cuModuleGetFunction") || std::strcmp(name, "accord_completion_flag") != 0)
+    return CUDA_ERROR_NOT_FOUND;
+  *function = reinterpret_cast<CUfunction>(&g_flag_function);
+  return CUDA_SUCCESS;
+}
+CUresult graph_create(CUgraph* graph, unsigned) {
+  if (!graphs_on("cuGraphCreate")) return CUDA_ERROR_NOT_SUPPORTED;
+  *graph = reinterpret_cast<CUgraph>(new FakeGraph());
+  return CUDA_SUCCESS;
+}
+CUresult graph_destroy(CUgraph graph) {
+  delete reinterpret_cast<FakeGraph*>(graph);
+  return CUDA_SUCCESS;
+}
+CUresult add_node(CUgraphNode* added, CUgraph graph, FakeNode node) {
+  auto& nodes = reinterpret_cast<FakeGraph*>(graph)->nodes;
+  nodes.push_back(std::make_unique<FakeNode>(node));
+  *added = reinterpret_cast<CUgraphNode>(nodes.back().get());
+  return CUDA_SUCCESS;
+}
+FakeNode flag_kernel_node(const CUDA_KERNEL_NODE_PARAMS* params) {
+  FakeNode node;
+  node.address = *static_cast<const CUdeviceptr*>(params->kernelParams[0]);
+  node.value = *static_cast<const unsigned*>(params->kernelParams[1]);
+  return node;
+}
+FakeNode write_node(const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  FakeNode node;
+  node.address = params->paramArray[0].writeValue.address;
+  node.value = params->paramArray[0].writeValue.value;
+  return node;
+}
+CUresult add_kernel_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t,
+                         const CUDA_KERNEL_NODE_PARAMS* params) {
+  if (!graphs_on("cuGraphAddKernelNode")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (params->func != reinterpret_cast<CUfunction>(&g_flag_function)) return CUDA_ERROR_INVALID_VALUE;
+  return add_node(added, graph, flag_kernel_node(params));
+}
+CUresult add_write_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t,
+                        const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  if (!graphs_on("cuGraphAddBatchMemOpNode")) return CUDA_ERROR_NOT_SUPPORTED;
+  return add_node(added, graph, write_node(params));
+}
+CUresult add_event_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t, CUevent event) {
+  if (!graphs_on("cuGraphAddEventRecordNode")) return CUDA_ERROR_NOT_SUPPORTED;
+  FakeNode node;
+  node.kind = FakeNode::Event;
+  node.event = event;
+  return add_node(added, graph, node);
+}
+CUresult instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long) {
+  if (!graphs_on("cuGraphInstantiateWithFlags")) return CUDA_ERROR_NOT_SUPPORTED;
+  const auto* g = reinterpret_cast<const FakeGraph*>(graph);
+  auto* e = new FakeExec();
+  std::vector<CUgraphNode> handles;
+  for (const auto& node : g->nodes) {
+    e->nodes.push_back(*node);
+    handles.push_back(reinterpret_cast<CUgraphNode>(node.get()));
+  }
+  const std::lock_guard lock(state().mu);
+  exec_handles()[e] = std::move(handles);
+  *exec = reinterpret_cast<CUgraphExec>(e);
+  return CUDA_SUCCESS;
+}
+CUresult exec_destroy(CUgraphExec exec) {
+  auto* e = reinterpret_cast<FakeExec*>(exec);
+  {
+    const std::lock_guard lock(state().mu);
+    exec_handles().erase(e);
+  }
+  delete e;
+  return CUDA_SUCCESS;
+}
+// The exec's copy of the node the graph's handle `node` names, or nullptr.
+FakeNode* exec_node(CUgraphExec exec, CUgraphNode node) {
+  auto* e = reinterpret_cast<FakeExec*>(exec);
+  const std::lock_guard lock(state().mu);
+  const std::vector<CUgraphNode>& handles = exec_handles()[e];
+  for (std::size_t i = 0; i < handles.size(); ++i)
+    if (handles[i] == node) return &e->nodes[i];
+  return nullptr;
+}
+CUresult set_kernel_params(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params) {
+  if (!graphs_on("cuGraphExecKernelNodeSetParams")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (ignored("cuGraphExecKernelNodeSetParams")) return CUDA_SUCCESS;
+  FakeNode* target = exec_node(exec, node);
+  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *target = flag_kernel_node(params);
+  return CUDA_SUCCESS;
+}
+CUresult set_write_params(CUgraphExec exec, CUgraphNode node, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  if (!graphs_on("cuGraphExecBatchMemOpNodeSetParams")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (ignored("cuGraphExecBatchMemOpNodeSetParams")) return CUDA_SUCCESS;
+  FakeNode* target = exec_node(exec, node);
+  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *target = write_node(params);
+  return CUDA_SUCCESS;
+}
+CUresult set_event(CUgraphExec exec, CUgraphNode node, CUevent event) {
+  if (!graphs_on("cuGraphExecEventRecordNodeSetEvent")) return CUDA_ERROR_NOT_SUPPORTED;
+  FakeNode* target = exec_node(exec, node);
+  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  target->event = event;
+  return CUDA_SUCCESS;
+}
+CUresult graph_launch(CUgraphExec exec, CUstream) {
+  if (!graphs_on("cuGraphLaunch")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (t_current < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  for (const FakeNode& node : reinterpret_cast<FakeExec*>(exec)->nodes) {
+    if (node.kind == FakeNode::Event) {
+      __atomic_store_n(reinterpret_cast<int*>(node.event), static_cast<int>(CUDA_SUCCESS), __ATOMIC_RELEASE);
+      continue;
+    }
+    auto* word = reinterpret_cast<std::atomic<std::uint32_t>*>(node.address - (static_cast<CUdeviceptr>(t_current) << 44));
+    word->store(node.value, std::memory_order_release);
+  }
+  return CUDA_SUCCESS;
+}
+CUresult stream_wait_value(CUstream, CUdeviceptr, cuuint32_t, unsigned) {
+  return graphs_on("cuStreamWaitValue32") ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
 struct Entry {
   const char* name;
   void* function;
@@ -269,6 +464,23 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuMemHostRegister", host_register),
     ACCORD_FAKE("cuMemHostUnregister", host_unregister),
     ACCORD_FAKE("cuMemHostGetDevicePointer", host_device_pointer),
+    ACCORD_FAKE("cuEventCreate", event_create),
+    ACCORD_FAKE("cuEventDestroy", event_destroy),
+    ACCORD_FAKE("cuModuleLoadDataEx", module_load),
+    ACCORD_FAKE("cuModuleUnload", module_unload),
+    ACCORD_FAKE("cuModuleGetFunction", module_function),
+    ACCORD_FAKE("cuGraphCreate", graph_create),
+    ACCORD_FAKE("cuGraphDestroy", graph_destroy),
+    ACCORD_FAKE("cuGraphAddKernelNode", add_kernel_node),
+    ACCORD_FAKE("cuGraphAddBatchMemOpNode", add_write_node),
+    ACCORD_FAKE("cuGraphAddEventRecordNode", add_event_node),
+    ACCORD_FAKE("cuGraphInstantiateWithFlags", instantiate),
+    ACCORD_FAKE("cuGraphExecDestroy", exec_destroy),
+    ACCORD_FAKE("cuGraphExecKernelNodeSetParams", set_kernel_params),
+    ACCORD_FAKE("cuGraphExecBatchMemOpNodeSetParams", set_write_params),
+    ACCORD_FAKE("cuGraphExecEventRecordNodeSetEvent", set_event),
+    ACCORD_FAKE("cuGraphLaunch", graph_launch),
+    ACCORD_FAKE("cuStreamWaitValue32", stream_wait_value),
 };
 #undef ACCORD_FAKE
 
@@ -290,8 +502,10 @@ void* gpu_symbol(const char* symbol) {
 // --- for the tests (cuda_fake_gpus.h finds these with dlsym) ---
 
 // "peer=0" / "peer=1": what cuDeviceCanAccessPeer answers (1 at first); "fail=<entry
-// point>": that call fails with CUDA_ERROR_INVALID_VALUE ("fail=" for none); "clear":
-// empties the log.
+// point>": that call fails with CUDA_ERROR_INVALID_VALUE ("fail=" for none; the graph
+// engine's fail with CUDA_ERROR_NOT_SUPPORTED); "graphs=1" / "graphs=0": the graph
+// engine on or off (off at first); "ignore=<entry point>": a graph exec's Set*Params
+// call answers success and changes nothing ("ignore=" for none); "clear": empties the log.
 extern "C" __attribute__((visibility("default"))) void accord_fake_cuda_control(const char* setting) {
   using accord_fake_cuda::state;
   const std::string s = setting;
@@ -300,6 +514,10 @@ extern "C" __attribute__((visibility("default"))) void accord_fake_cuda_control(
     state().peer = s == "peer=1";
   else if (s.rfind("fail=", 0) == 0)
     state().fail = s.substr(5);
+  else if (s == "graphs=0" || s == "graphs=1")
+    state().graphs = s == "graphs=1";
+  else if (s.rfind("ignore=", 0) == 0)
+    state().ignore = s.substr(7);
   else if (s == "clear")
     state().log.clear();
 }

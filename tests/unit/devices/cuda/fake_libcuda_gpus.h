@@ -1,7 +1,8 @@
 // The part of the stand-in driver (fake_libcuda.cpp) that pretends to have working GPUs:
 // enough of the driver for CudaDevice::open, VMM memory, host registration, peer access
-// and import, with every memory call written to a log the tests read. Nothing runs:
-// there are no kernels, graphs or copies. Internal to the fake library.
+// and import, with every memory call written to a log the tests read; and, when a test
+// turns it on, a graph engine that runs only completion-flag tails (the flag probe of
+// cuda_flags.cpp). No other kernel, copy or fill runs. Internal to the fake library.
 #pragma once
 
 namespace accord_fake_cuda {

@@ -1,0 +1,79 @@
+// CudaFlagPool::probe (cuda_flags.cpp) on the stand-in driver's graph engine
+// (fake_libcuda_gpus.cpp, "graphs=1"), without a GPU: which writer a device settles on
+// when each part of the kernel's or the memory operation's tail fails, or pretends to
+// work and does not (a retarget that changes nothing), and that cuda.completion = event
+// compiles no flag kernel. Tagged [fake].
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/unit/devices/cuda/cuda_fake_gpus.h"
+
+namespace accord::devices::cuda {
+namespace {
+
+using testing::FakeGpus;
+
+struct ProbeCase {
+  const char* name;
+  std::vector<std::string> controls;
+  CudaFlagWriter asked;
+  std::optional<CudaFlagWriter> settled;
+};
+
+TEST_CASE("the flag probe settles on the kernel where its tail works end to end, else on the memory operation",
+          "[cuda][flags][fake]") {
+  constexpr auto kKernel = CudaFlagWriter::Kernel;
+  constexpr auto kMemoryOp = CudaFlagWriter::MemoryOp;
+  const std::vector<ProbeCase> cases = {
+      {"both writers work", {"graphs=1"}, kKernel, kKernel},
+      {"the memory operation is asked for", {"graphs=1"}, kMemoryOp, kMemoryOp},
+      {"the driver refuses the PTX", {"graphs=1", "fail=cuModuleLoadDataEx"}, kKernel, kMemoryOp},
+      {"a kernel tail cannot be pointed at another flag", {"graphs=1", "fail=cuGraphExecKernelNodeSetParams"},
+       kKernel, kMemoryOp},
+      {"pointing a kernel tail at another flag changes nothing", {"graphs=1", "ignore=cuGraphExecKernelNodeSetParams"},
+       kKernel, kMemoryOp},
+      {"there is no memory-operation node", {"graphs=1", "fail=cuGraphAddBatchMemOpNode"}, kKernel, kKernel},
+      {"pointing the asked-for memory operation elsewhere changes nothing",
+       {"graphs=1", "ignore=cuGraphExecBatchMemOpNodeSetParams"}, kMemoryOp, std::nullopt},
+      {"no graph launches", {"graphs=1", "fail=cuGraphLaunch"}, kKernel, std::nullopt},
+      {"the driver has no graphs", {}, kKernel, std::nullopt},
+  };
+  for (const ProbeCase& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      CudaDeviceOptions options;
+      options.flag_write = c.asked;
+      FakeGpus gpus(1, c.controls, options);
+      const std::optional<CudaFlagWriter> settled = gpus.gpu(0).flag_writer();
+      CHECK(settled.has_value() == c.settled.has_value());
+      if (settled && c.settled) CHECK(*settled == *c.settled);
+    }
+  }
+}
+
+TEST_CASE("the flag kernel is compiled once per GPU, and not at all with cuda.completion = event",
+          "[cuda][flags][fake]") {
+  const auto loads = [](const FakeGpus& gpus) {
+    const auto& log = gpus.opening_log();
+    return std::count_if(log.begin(), log.end(),
+                         [](const std::string& line) { return line.starts_with("cuModuleLoadDataEx"); });
+  };
+  SECTION("flags") {
+    FakeGpus gpus(2, {"graphs=1"});
+    CHECK(loads(gpus) == 2);
+    CHECK(gpus.gpu(1).flag_writer() == CudaFlagWriter::Kernel);
+  }
+  SECTION("events") {
+    CudaDeviceOptions options;
+    options.completion = CudaCompletionMode::Event;
+    FakeGpus gpus(2, {"graphs=1"}, options);
+    CHECK(loads(gpus) == 0);
+    CHECK_FALSE(gpus.gpu(0).flag_writer().has_value());
+  }
+}
+
+}  // namespace
+}  // namespace accord::devices::cuda
