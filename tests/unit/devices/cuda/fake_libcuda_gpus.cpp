@@ -268,11 +268,6 @@ struct FakeGraph {
 struct FakeExec {
   std::vector<FakeNode> nodes;  // copies, in the graph's order
 };
-std::size_t index_of(const FakeGraph& graph, CUgraphNode node) {
-  for (std::size_t i = 0; i < graph.nodes.size(); ++i)
-    if (reinterpret_cast<CUgraphNode>(graph.nodes[i].get()) == node) return i;
-  return graph.nodes.size();
-}
 // Execs remember their graph's node addresses, to find a node named by the graph's handle.
 std::map<const FakeExec*, std::vector<CUgraphNode>>& exec_handles() {
   static auto* const handles = new std::map<const FakeExec*, std::vector<CUgraphNode>>();
