@@ -1,14 +1,15 @@
 // CudaFlagPool: completion flags, 32-bit words in pinned host memory mapped into the GPU.
 // A region's graph ends by writing its slot's flag (a one-thread kernel, or a memory-
-// operation node, after a system-wide fence), so whoever waits sees completion with a plain load: no driver call,
-// so neither the lock inside the driver nor a thread wake-up stands between the GPU
-// finishing and the waiter knowing (README.md, "Completion").
+// operation node, after a system-wide fence), so whoever waits sees completion with a
+// plain load: no driver call, so neither the lock inside the driver nor a thread wake-up
+// stands between the GPU finishing and the waiter knowing (README.md, "Completion").
 // The pages come from one memfd (the word arena) where it can be made, so that a process
 // the fd is passed to (accordd, when this backend runs in a GPU executor) sees the same
 // words: NativeRegion::completion_word.
-// Thread-safety: acquire() and release() are thread-safe; a flag's word is written by the
-// GPU and by the one launch that owns its slot (and by accordd before it asks for that
-// launch), and read by any thread.
+// Thread-safety: probe() runs once, before anything else; after it, acquire(), release()
+// and the const members (append_tail, retarget_tail, the queries) are thread-safe. A
+// flag's word is written by the GPU and by the one launch that owns its slot (and by
+// accordd before it asks for that launch), and read by any thread.
 #pragma once
 
 #include <atomic>
