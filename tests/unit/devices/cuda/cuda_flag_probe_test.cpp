@@ -1,16 +1,20 @@
 // CudaFlagPool::probe (cuda_flags.cpp) on the stand-in driver's graph engine
 // (fake_libcuda_gpus.cpp, "graphs=1"), without a GPU: which writer a device settles on
 // when each part of the kernel's or the memory operation's tail fails, or pretends to
-// work and does not (a retarget that changes nothing), and that cuda.completion = event
-// compiles no flag kernel. Tagged [fake].
+// work and does not (a retarget that changes nothing), that cuda.completion = event
+// compiles no flag kernel, and that a region's launches are reported by their slots' own
+// flags through CudaDevice::launch and the completion thread. Tagged [fake].
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "daemon/devices/cuda/cuda_region.h"
 #include "tests/unit/devices/cuda/cuda_fake_gpus.h"
+#include "tests/unit/devices/cuda/cuda_test_support.h"
 
 namespace accord::devices::cuda {
 namespace {
@@ -73,6 +77,26 @@ TEST_CASE("the flag kernel is compiled once per GPU, and not at all with cuda.co
     CHECK(loads(gpus) == 0);
     CHECK_FALSE(gpus.gpu(0).flag_writer().has_value());
   }
+}
+
+TEST_CASE("a region of no operation on a fake GPU ends with the memory operation and each slot is reported by its "
+          "own flag",
+          "[cuda][flags][fake]") {
+  CudaDeviceOptions options;
+  // Only a flag may report a launch: no stream query stands in for a late one.
+  options.poll.event_check = std::chrono::seconds(60);
+  FakeGpus gpus(1, {"graphs=1"}, options);
+  CudaDevice& device = gpus.gpu(0);
+  REQUIRE(device.flag_writer() == CudaFlagWriter::Kernel);
+  constexpr std::uint32_t kSlots = 3;
+  const auto region = testing::lower(device, {}, {}, kSlots);
+  const auto& cuda_region = static_cast<const CudaRegion&>(*region);
+  CHECK(cuda_region.tail_writer() == CudaFlagWriter::MemoryOp);  // no kernel in it
+  CHECK(cuda_region.successors_wait_on_flag());
+  testing::RecordingSink sink;
+  for (std::uint32_t round = 0; round < 2 * kSlots; ++round) testing::launch_and_wait(device, *region, sink, round % kSlots);
+  CHECK(sink.done() == static_cast<int>(2 * kSlots));
+  CHECK(sink.errors() == 0);
 }
 
 }  // namespace

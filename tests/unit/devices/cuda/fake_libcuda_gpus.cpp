@@ -241,11 +241,12 @@ CUresult host_device_pointer(CUdeviceptr* device, void* pages, unsigned) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-// --- the graph engine: just enough for CudaFlagPool::probe (cuda_flags.cpp) ---------------
+// --- the graph engine: just enough for CudaFlagPool::probe (cuda_flags.cpp) and regions
+// of no operation ---------------------------------------------------------------------
 // A graph is a list of nodes run in order at launch: the built-in flag kernel and the
 // memory operation write a 32-bit value through a fake device pointer (registered host
-// memory: host + ordinal * 2^44), an event record sets the event's int to success. Only
-// the module holding the flag kernel loads.
+// memory: host + ordinal * 2^44), an event record sets the event's int to success, an
+// empty node does nothing. Only the module holding the flag kernel loads.
 bool graphs_on(const char* call) {
   State& s = state();
   const std::lock_guard lock(s.mu);
@@ -257,7 +258,7 @@ bool ignored(const char* call) {
 }
 int g_flag_function;  // the flag kernel's CUfunction is this address
 struct FakeNode {
-  enum Kind { Write, Event } kind = Write;
+  enum Kind { Write, Event, Nothing } kind = Write;
   CUdeviceptr address = 0;
   unsigned value = 0;
   CUevent event = nullptr;
@@ -351,6 +352,12 @@ CUresult add_event_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, s
   node.event = event;
   return add_node(added, graph, node);
 }
+CUresult add_empty_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t) {
+  if (!graphs_on("cuGraphAddEmptyNode")) return CUDA_ERROR_NOT_SUPPORTED;
+  FakeNode node;
+  node.kind = FakeNode::Nothing;
+  return add_node(added, graph, node);
+}
 CUresult instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long) {
   if (!graphs_on("cuGraphInstantiateWithFlags")) return CUDA_ERROR_NOT_SUPPORTED;
   const auto* g = reinterpret_cast<const FakeGraph*>(graph);
@@ -410,6 +417,7 @@ CUresult graph_launch(CUgraphExec exec, CUstream) {
   if (!graphs_on("cuGraphLaunch")) return CUDA_ERROR_NOT_SUPPORTED;
   if (t_current < 0) return CUDA_ERROR_INVALID_CONTEXT;
   for (const FakeNode& node : reinterpret_cast<FakeExec*>(exec)->nodes) {
+    if (node.kind == FakeNode::Nothing) continue;
     if (node.kind == FakeNode::Event) {
       __atomic_store_n(reinterpret_cast<int*>(node.event), static_cast<int>(CUDA_SUCCESS), __ATOMIC_RELEASE);
       continue;
@@ -469,6 +477,7 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuGraphAddKernelNode", add_kernel_node),
     ACCORD_FAKE("cuGraphAddBatchMemOpNode", add_write_node),
     ACCORD_FAKE("cuGraphAddEventRecordNode", add_event_node),
+    ACCORD_FAKE("cuGraphAddEmptyNode", add_empty_node),
     ACCORD_FAKE("cuGraphInstantiateWithFlags", instantiate),
     ACCORD_FAKE("cuGraphExecDestroy", exec_destroy),
     ACCORD_FAKE("cuGraphExecKernelNodeSetParams", set_kernel_params),
