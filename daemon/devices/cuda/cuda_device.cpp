@@ -189,7 +189,7 @@ Status CudaDevice::ensure_level(std::uint32_t level) {
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
   // The streams its launches will take exist before the first launch, which makes none.
   ACCORD_RETURN_IF_ERROR(ensure_level(level_of(request.priority)));
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, completion_mode_ == CudaCompletionMode::Event ? nullptr : flags_.get(),
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, flags_in_use(),
                                              completion_mode_ == CudaCompletionMode::FlagAndEvent));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
@@ -277,14 +277,19 @@ void CudaDevice::poll_completions() noexcept {
   if (completion_) completion_->poll();
 }
 
+CudaFlagPool* CudaDevice::flags_in_use() const noexcept {
+  // Not probed with cuda.completion = event, so never usable then.
+  return flags_ != nullptr && flags_->usable() ? flags_.get() : nullptr;
+}
+
 std::optional<CudaFlagWriter> CudaDevice::flag_writer() const noexcept {
-  if (completion_mode_ == CudaCompletionMode::Event || flags_ == nullptr || !flags_->usable()) return std::nullopt;
-  return flags_->writer();
+  const CudaFlagPool* flags = flags_in_use();
+  return flags != nullptr ? std::optional<CudaFlagWriter>(flags->writer()) : std::nullopt;
 }
 
 int CudaDevice::completion_word_fd() const noexcept {
-  if (completion_mode_ == CudaCompletionMode::Event || flags_ == nullptr || !flags_->usable()) return -1;
-  return flags_->arena_fd();
+  const CudaFlagPool* flags = flags_in_use();
+  return flags != nullptr ? flags->arena_fd() : -1;
 }
 
 void CudaDevice::shut_down() noexcept {

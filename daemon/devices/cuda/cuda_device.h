@@ -102,6 +102,8 @@ class CudaDevice final : public Device, private CudaLossObserver {
  private:
   CudaDevice() = default;
   void on_sticky_error(Status cause) noexcept override;
+  // The flag pool when regions get flags (probed and usable), else nullptr.
+  CudaFlagPool* flags_in_use() const noexcept;
   struct PooledStream;
   struct LevelStreams;
   // The pool level of session priority `priority` (see levels_).

@@ -165,8 +165,7 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
   writer_ = kernel.works ? CudaFlagWriter::Kernel : CudaFlagWriter::MemoryOp;
   usable_ = kernel.works || memory_op.works;
   // Successors wait on flags only where every tail they may follow can be waited on.
-  waitable_ = (kernel.works || memory_op.works) && (!kernel.works || kernel.waitable) &&
-              (!memory_op.works || memory_op.waitable);
+  waitable_ = usable_ && (!kernel.works || kernel.waitable) && (!memory_op.works || memory_op.waitable);
   return usable_;
 }
 

@@ -230,7 +230,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     ACCORD_CU_RETURN_IF_ERROR(syms, cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiating " + what);
     slot.exec = UniqueCuGraphExec(syms, context.context, exec);
     if (region->has_tail_ && s > 0)
-      ACCORD_RETURN_IF_ERROR(region->flags_->retarget_tail(exec, tail, slot.flag, slot.done.get(), what));
+      ACCORD_RETURN_IF_ERROR(flags->retarget_tail(exec, tail, slot.flag, slot.done.get(), what));
   }
   return region;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -267,13 +268,9 @@ struct FakeGraph {
   std::vector<std::unique_ptr<FakeNode>> nodes;  // a CUgraphNode is a node's address
 };
 struct FakeExec {
-  std::vector<FakeNode> nodes;  // copies, in the graph's order
+  std::vector<FakeNode> nodes;        // copies, in the graph's order
+  std::vector<CUgraphNode> handles;   // the graph's handle of each, to find one named by it
 };
-// Execs remember their graph's node addresses, to find a node named by the graph's handle.
-std::map<const FakeExec*, std::vector<CUgraphNode>>& exec_handles() {
-  static auto* const handles = new std::map<const FakeExec*, std::vector<CUgraphNode>>();
-  return *handles;
-}
 
 CUresult event_create(CUevent* event, unsigned) {
   if (!graphs_on("cuEventCreate")) return CUDA_ERROR_NOT_SUPPORTED;
@@ -345,12 +342,15 @@ CUresult add_write_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, s
   if (!graphs_on("cuGraphAddBatchMemOpNode")) return CUDA_ERROR_NOT_SUPPORTED;
   return add_node(added, graph, write_node(params));
 }
-CUresult add_event_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t, CUevent event) {
-  if (!graphs_on("cuGraphAddEventRecordNode")) return CUDA_ERROR_NOT_SUPPORTED;
+FakeNode event_node(CUevent event) {
   FakeNode node;
   node.kind = FakeNode::Event;
   node.event = event;
-  return add_node(added, graph, node);
+  return node;
+}
+CUresult add_event_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t, CUevent event) {
+  if (!graphs_on("cuGraphAddEventRecordNode")) return CUDA_ERROR_NOT_SUPPORTED;
+  return add_node(added, graph, event_node(event));
 }
 CUresult add_empty_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t) {
   if (!graphs_on("cuGraphAddEmptyNode")) return CUDA_ERROR_NOT_SUPPORTED;
@@ -362,56 +362,36 @@ CUresult instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long) {
   if (!graphs_on("cuGraphInstantiateWithFlags")) return CUDA_ERROR_NOT_SUPPORTED;
   const auto* g = reinterpret_cast<const FakeGraph*>(graph);
   auto* e = new FakeExec();
-  std::vector<CUgraphNode> handles;
   for (const auto& node : g->nodes) {
     e->nodes.push_back(*node);
-    handles.push_back(reinterpret_cast<CUgraphNode>(node.get()));
+    e->handles.push_back(reinterpret_cast<CUgraphNode>(node.get()));
   }
-  const std::lock_guard lock(state().mu);
-  exec_handles()[e] = std::move(handles);
   *exec = reinterpret_cast<CUgraphExec>(e);
   return CUDA_SUCCESS;
 }
 CUresult exec_destroy(CUgraphExec exec) {
-  auto* e = reinterpret_cast<FakeExec*>(exec);
-  {
-    const std::lock_guard lock(state().mu);
-    exec_handles().erase(e);
-  }
-  delete e;
+  delete reinterpret_cast<FakeExec*>(exec);
   return CUDA_SUCCESS;
 }
-// The exec's copy of the node the graph's handle `node` names, or nullptr.
-FakeNode* exec_node(CUgraphExec exec, CUgraphNode node) {
+// A graph exec's Set*Params entry point `call`: the exec's copy of the node the graph's
+// handle `node` names becomes `replacement`.
+CUresult set_node(const char* call, CUgraphExec exec, CUgraphNode node, const FakeNode& replacement) {
+  if (!graphs_on(call)) return CUDA_ERROR_NOT_SUPPORTED;
+  if (ignored(call)) return CUDA_SUCCESS;
   auto* e = reinterpret_cast<FakeExec*>(exec);
-  const std::lock_guard lock(state().mu);
-  const std::vector<CUgraphNode>& handles = exec_handles()[e];
-  for (std::size_t i = 0; i < handles.size(); ++i)
-    if (handles[i] == node) return &e->nodes[i];
-  return nullptr;
+  const auto at = std::find(e->handles.begin(), e->handles.end(), node);
+  if (at == e->handles.end()) return CUDA_ERROR_INVALID_VALUE;
+  e->nodes[static_cast<std::size_t>(at - e->handles.begin())] = replacement;
+  return CUDA_SUCCESS;
 }
 CUresult set_kernel_params(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params) {
-  if (!graphs_on("cuGraphExecKernelNodeSetParams")) return CUDA_ERROR_NOT_SUPPORTED;
-  if (ignored("cuGraphExecKernelNodeSetParams")) return CUDA_SUCCESS;
-  FakeNode* target = exec_node(exec, node);
-  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *target = flag_kernel_node(params);
-  return CUDA_SUCCESS;
+  return set_node("cuGraphExecKernelNodeSetParams", exec, node, flag_kernel_node(params));
 }
 CUresult set_write_params(CUgraphExec exec, CUgraphNode node, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
-  if (!graphs_on("cuGraphExecBatchMemOpNodeSetParams")) return CUDA_ERROR_NOT_SUPPORTED;
-  if (ignored("cuGraphExecBatchMemOpNodeSetParams")) return CUDA_SUCCESS;
-  FakeNode* target = exec_node(exec, node);
-  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *target = write_node(params);
-  return CUDA_SUCCESS;
+  return set_node("cuGraphExecBatchMemOpNodeSetParams", exec, node, write_node(params));
 }
 CUresult set_event(CUgraphExec exec, CUgraphNode node, CUevent event) {
-  if (!graphs_on("cuGraphExecEventRecordNodeSetEvent")) return CUDA_ERROR_NOT_SUPPORTED;
-  FakeNode* target = exec_node(exec, node);
-  if (target == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  target->event = event;
-  return CUDA_SUCCESS;
+  return set_node("cuGraphExecEventRecordNodeSetEvent", exec, node, event_node(event));
 }
 CUresult graph_launch(CUgraphExec exec, CUstream) {
   if (!graphs_on("cuGraphLaunch")) return CUDA_ERROR_NOT_SUPPORTED;
