@@ -180,6 +180,24 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
     const Summary ten = summarize(results[r].at[1]);
     std::printf("  %-50s %10.2f %10.2f %10.2f %10.2f\n", labels[r].c_str(), one.p50, one.p99, ten.p50, ten.p99);
   }
+  // What making the context current costs a launch (every CudaDevice::launch does it):
+  // cuCtxSetCurrent of the context already current, against asking which is current.
+  CUcontext current = nullptr;
+  if (cuda.cuCtxGetCurrent == nullptr || cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr) {
+    std::printf("  (cuCtxGetCurrent: no current context to time)\n");
+    return;
+  }
+  constexpr int kCalls = 1'000'000;
+  const auto per_call_ns = [&](auto call) {
+    const auto begin = Clock::now();
+    for (int i = 0; i < kCalls; ++i) call();
+    return elapsed_ns(begin, Clock::now()) / kCalls;
+  };
+  const double set_ns = per_call_ns([&] { static_cast<void>(cuda.cuCtxSetCurrent(current)); });
+  CUcontext seen = nullptr;
+  const double get_ns = per_call_ns([&] { static_cast<void>(cuda.cuCtxGetCurrent(&seen)); });
+  std::printf("  cuCtxSetCurrent (already current) %.1f ns a call, cuCtxGetCurrent %.1f ns (%d calls each)\n", set_ns,
+              get_ns, kCalls);
 }
 
 }  // namespace

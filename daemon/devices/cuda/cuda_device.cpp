@@ -5,6 +5,7 @@
 #include "daemon/devices/cuda/cuda_device.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "daemon/devices/cuda/cuda_code.h"
@@ -14,6 +15,19 @@
 #include "daemon/devices/cuda/cuda_status.h"
 
 namespace accord::devices::cuda {
+
+namespace {
+// EXPERIMENT (session 22, to be removed): A/B of the slot's stream affinity.
+bool experiment_no_affinity() noexcept {
+  static const bool off = std::getenv("ACCORD_EXPERIMENT_NO_STREAM_AFFINITY") != nullptr;
+  return off;
+}
+// Where the search for an idle stream starts, turned by every launch that does not take
+// its region's last stream again, across every CudaDevice of the process: sixteen
+// embedded runtimes each open the GPU with pools of their own, and their regions' first
+// picks would otherwise all be their pools' first stream.
+std::atomic<std::uint32_t> g_stream_turn{0};
+}  // namespace
 namespace {
 
 constexpr std::array kLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
@@ -194,26 +208,41 @@ Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& req
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
-CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane) noexcept {
-  const auto index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
-  const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[index];
-  const std::uint32_t start = pools.next[index].fetch_add(1, std::memory_order_relaxed);
-  PooledStream* least = pool[start % pool.size()].get();
+CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane, std::uint32_t preferred,
+                                                  std::uint32_t& index) noexcept {
+  const auto lane_index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
+  const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[lane_index];
+  const auto size = static_cast<std::uint32_t>(pool.size());
+  if (preferred < size && !experiment_no_affinity()) {
+    PooledStream& again = *pool[preferred];
+    std::uint32_t launches = 0;
+    if (again.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed)) {
+      index = preferred;
+      return again;
+    }
+  }
+  const std::uint32_t start = experiment_no_affinity() ? pools.next[lane_index].fetch_add(1, std::memory_order_relaxed)
+                                                       : g_stream_turn.fetch_add(1, std::memory_order_relaxed);
+  std::uint32_t least = start % size;
   std::uint32_t least_launches = ~std::uint32_t{0};
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    PooledStream& candidate = *pool[(start + i) % pool.size()];
+  for (std::uint32_t i = 0; i < size; ++i) {
+    const std::uint32_t at = (start + i) % size;
+    PooledStream& candidate = *pool[at];
     std::uint32_t launches = candidate.launches.load(std::memory_order_relaxed);
-    if (launches == 0 && candidate.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed))
+    if (launches == 0 && candidate.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed)) {
+      index = at;
       return candidate;
+    }
     if (launches < least_launches) {
-      least = &candidate;
+      least = at;
       least_launches = launches;
     }
   }
   // Every stream is busy: the one with the fewest launches in flight, the first in turn
   // among equals.
-  least->launches.fetch_add(1, std::memory_order_relaxed);
-  return *least;
+  pool[least]->launches.fetch_add(1, std::memory_order_relaxed);
+  index = least;
+  return *pool[least];
 }
 
 void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {
@@ -231,7 +260,10 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
     completion_->push(slot);
     return;
   }
-  PooledStream& pooled = take_stream(*pools, region.lane());
+  std::uint32_t stream_index = 0;
+  PooledStream& pooled =
+      take_stream(*pools, region.lane(), region.last_stream().load(std::memory_order_relaxed), stream_index);
+  region.last_stream().store(stream_index, std::memory_order_relaxed);
   slot.stream_launches = &pooled.launches;
   const CUstream stream = pooled.stream.get();
   auto fail = [&](CUresult result, const char* call) {

@@ -110,10 +110,12 @@ class CudaDevice final : public Device, private CudaLossObserver {
   std::uint32_t level_of(int priority) const noexcept;
   // Makes the streams of priority level `level` unless they exist. Thread-safe.
   Status ensure_level(std::uint32_t level);
-  // A pooled stream of `lane` from `pools`, its launch count already taken: one with no
-  // launch in flight if there is one, so that submissions of different sessions run side
-  // by side; otherwise the one with the fewest.
-  PooledStream& take_stream(LevelStreams& pools, LaneKind lane) noexcept;
+  // A pooled stream of `lane` from `pools`, its launch count already taken: `preferred`
+  // (a pool index, the stream of the slot's last launch) when it has no launch in flight,
+  // else one with no launch in flight if there is one, so that submissions of different
+  // sessions run side by side; otherwise the one with the fewest. `index` gets its index.
+  PooledStream& take_stream(LevelStreams& pools, LaneKind lane, std::uint32_t preferred,
+                            std::uint32_t& index) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
   UniqueCuPrimaryContext primary_;  // released last of the native handles

@@ -79,6 +79,9 @@ class CudaRegion final : public NativeRegion {
   // RegionRequest::priority as lowered; the device picks its stream pool from it.
   int priority() const noexcept { return priority_; }
   std::uint32_t slot_count() const noexcept { return slot_count_; }
+  // The pool index of the stream of the region's last launch, which the next launch
+  // takes again while it is idle (CudaDevice::take_stream); ~0u before the first launch.
+  std::atomic<std::uint32_t>& last_stream() noexcept { return last_stream_; }
   CudaSlot& slot(std::uint32_t index) noexcept { return slots_[index]; }
   // The slot's flag, where it lies in the flag pool's arena (CudaFlagPool::arena_fd()).
   std::optional<std::uint64_t> completion_word(std::uint32_t index) const noexcept override {
@@ -100,6 +103,7 @@ class CudaRegion final : public NativeRegion {
   UniqueCuGraph graph_;
   std::uint32_t slot_count_ = 0;
   std::unique_ptr<CudaSlot[]> slots_;  // stable addresses: the completion queue links them
+  std::atomic<std::uint32_t> last_stream_{~std::uint32_t{0}};  // relaxed: a hint, launches of slots may race
 };
 
 }  // namespace accord::devices::cuda
