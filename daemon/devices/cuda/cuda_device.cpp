@@ -4,8 +4,8 @@
 // completion thread.
 #include "daemon/devices/cuda/cuda_device.h"
 
+#include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "daemon/devices/cuda/cuda_code.h"
@@ -17,18 +17,12 @@
 namespace accord::devices::cuda {
 
 namespace {
-// EXPERIMENT (session 22, to be removed): A/B of the slot's stream affinity.
-bool experiment_no_affinity() noexcept {
-  static const bool off = std::getenv("ACCORD_EXPERIMENT_NO_STREAM_AFFINITY") != nullptr;
-  return off;
-}
+
 // Where the search for an idle stream starts, turned by every launch that does not take
 // its region's last stream again, across every CudaDevice of the process: sixteen
 // embedded runtimes each open the GPU with pools of their own, and their regions' first
 // picks would otherwise all be their pools' first stream.
 std::atomic<std::uint32_t> g_stream_turn{0};
-}  // namespace
-namespace {
 
 constexpr std::array kLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
 
@@ -213,7 +207,7 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
   const auto lane_index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[lane_index];
   const auto size = static_cast<std::uint32_t>(pool.size());
-  if (preferred < size && !experiment_no_affinity()) {
+  if (preferred < size) {
     PooledStream& again = *pool[preferred];
     std::uint32_t launches = 0;
     if (again.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed)) {
@@ -221,8 +215,7 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
       return again;
     }
   }
-  const std::uint32_t start = experiment_no_affinity() ? pools.next[lane_index].fetch_add(1, std::memory_order_relaxed)
-                                                       : g_stream_turn.fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t start = g_stream_turn.fetch_add(1, std::memory_order_relaxed);
   std::uint32_t least = start % size;
   std::uint32_t least_launches = ~std::uint32_t{0};
   for (std::uint32_t i = 0; i < size; ++i) {

@@ -247,7 +247,8 @@ CUresult host_device_pointer(CUdeviceptr* device, void* pages, unsigned) {
 // A graph is a list of nodes run in order at launch: the built-in flag kernel and the
 // memory operation write a 32-bit value through a fake device pointer (registered host
 // memory: host + ordinal * 2^44), an event record sets the event's int to success, an
-// empty node does nothing. Only the module holding the flag kernel loads.
+// empty node does nothing. Only the module holding the flag kernel loads. Each launch
+// is logged with its stream; "ignore=cuGraphLaunch" makes launches that never end.
 bool graphs_on(const char* call) {
   State& s = state();
   const std::lock_guard lock(s.mu);
@@ -393,9 +394,14 @@ CUresult set_write_params(CUgraphExec exec, CUgraphNode node, const CUDA_BATCH_M
 CUresult set_event(CUgraphExec exec, CUgraphNode node, CUevent event) {
   return set_node("cuGraphExecEventRecordNodeSetEvent", exec, node, event_node(event));
 }
-CUresult graph_launch(CUgraphExec exec, CUstream) {
+CUresult graph_launch(CUgraphExec exec, CUstream stream) {
   if (!graphs_on("cuGraphLaunch")) return CUDA_ERROR_NOT_SUPPORTED;
   if (t_current < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (ignored("cuGraphLaunch")) return CUDA_SUCCESS;  // a launch that never ends: its flag stays 0
+  {
+    const std::lock_guard lock(state().mu);
+    state().log.push_back("cuGraphLaunch stream=" + n(stream));  // which stream took it (stream affinity)
+  }
   for (const FakeNode& node : reinterpret_cast<FakeExec*>(exec)->nodes) {
     if (node.kind == FakeNode::Nothing) continue;
     if (node.kind == FakeNode::Event) {
