@@ -61,6 +61,19 @@ std::vector<double> merged(const std::vector<std::vector<double>>& per_thread) {
   return all;
 }
 
+// ACCORD_BENCH_CUDA_OPTIONS: words "cuda.KEY=VALUE" split at spaces, for the embedded
+// rows' runtimes, so that one call can compare the backend's settings.
+DeviceOptions options_from_environment() {
+  DeviceOptions options;
+  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
+    std::istringstream in(words);
+    for (std::string word; in >> word;)
+      if (const std::size_t eq = word.find('='); eq != std::string::npos)
+        options[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return options;
+}
+
 }  // namespace
 
 // `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
@@ -153,13 +166,7 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   // Accord rows: the same chain through an embedded runtime per thread, with `options`,
   // and with ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE" split at spaces) on top, so
   // that one call can compare the backend's settings; the label then says so.
-  DeviceOptions extra;
-  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
-    std::istringstream in(words);
-    for (std::string word; in >> word;)
-      if (const std::size_t eq = word.find('='); eq != std::string::npos)
-        extra[word.substr(0, eq)] = word.substr(eq + 1);
-  }
+  const DeviceOptions extra = options_from_environment();
   const auto accord_row = [&](const char* row, const char* plain_label, DeviceOptions options,
                               const std::string& executor = {}) {
     // The executor row only when named: time-sliced, sixteen contexts would crawl.
@@ -250,7 +257,7 @@ void launchers(const cu::CudaSymbols& cuda, int launchers, const std::string& ta
 void neighbour(std::size_t iterations, const std::string& socket) {
   const auto chain = [&](std::size_t kernels, std::uint64_t spin_ns, std::array<std::uint32_t, 3> grid,
                          std::array<std::uint32_t, 3> block, int priority) {
-    if (socket.empty()) return AccordChain(kernels, spin_ns, grid, block, priority);
+    if (socket.empty()) return AccordChain(kernels, spin_ns, grid, block, priority, options_from_environment());
     RuntimeOptions options;
     options.priority = priority;
     return AccordChain(unwrap(Runtime::connect(socket, options), "Runtime::connect"), kernels, spin_ns, grid, block);
