@@ -76,9 +76,9 @@ CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction kernel, FlagKernelArgs& args) n
 }  // namespace
 
 Result<CompletionTail> CudaFlagPool::append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
-                                                 CUevent event, bool has_kernels, const std::string& what) const {
+                                                 CUevent event, bool off_the_sms, const std::string& what) const {
   const CudaFlagWriter writer =
-      writer_ == CudaFlagWriter::Kernel && !has_kernels && memory_op_works_ ? CudaFlagWriter::MemoryOp : writer_;
+      writer_ == CudaFlagWriter::Kernel && off_the_sms && memory_op_works_ ? CudaFlagWriter::MemoryOp : writer_;
   return append_tail_as(writer, graph, sinks, flag, event, what);
 }
 

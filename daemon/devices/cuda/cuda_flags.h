@@ -82,12 +82,13 @@ class CudaFlagPool {
   // checked by probe(): successors then need no event.
   bool waitable() const noexcept { return waitable_; }
 
-  // Adds the tail to `graph`; `event` may be null (no record node). A graph with no
-  // kernel (`has_kernels` false: copies and fills only) is ended by the memory operation
-  // where it works even when writer() is Kernel, so that its tail adds no wait for an SM.
+  // Adds the tail to `graph`; `event` may be null (no record node). A graph whose
+  // completion must not wait for an SM (`off_the_sms`: copies and fills only, or a session
+  // above the default priority, whose tail would otherwise queue behind a neighbour's
+  // blocks) is ended by the memory operation where it works even when writer() is Kernel.
   // Errors: the mapped kind of a driver failure, naming `what`.
   Result<CompletionTail> append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
-                                     CUevent event, bool has_kernels, const std::string& what) const;
+                                     CUevent event, bool off_the_sms, const std::string& what) const;
   // Points the tail of an instantiation at another flag and event (one per slot);
   // `event` is ignored when the tail records none.
   Status retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,

@@ -185,8 +185,13 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     return invalid_error("edge " + std::to_string(request.edges[edge].before) + " -> " +
                          std::to_string(request.edges[edge].after) + " names an operation outside the run of " +
                          std::to_string(ops.size()));
+  // The kernel tail needs an SM: behind a neighbour whose blocks fill every SM it waits
+  // for one to free up, which doubled a priority session's 1-kernel graph on the H200
+  // (50.7 -> 101.5 us p50 in the noisy-neighbour row, RESULTS.md session 22). Sessions
+  // above the default priority and regions without kernels end with the memory operation.
   const bool has_kernels =
       std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.kind == OpKind::Kernel; });
+  const bool tail_off_the_sms = !has_kernels || request.priority > 0;
   std::vector<CUgraphNode> sinks;  // nodes nothing in the run waits on: the tail follows them
   if (ops.empty()) {  // an empty run still completes through the same path
     CUgraphNode empty = nullptr;
@@ -218,7 +223,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     region->tail_event_ = tail_event || !flags->waitable();
     ACCORD_ASSIGN_OR_RETURN(tail, flags->append_tail(graph, sinks, first.flag,
                                                          region->tail_event_ ? first.done.get() : nullptr,
-                                                         has_kernels, "a region on " + device));
+                                                         tail_off_the_sms, "a region on " + device));
     region->tail_writer_ = tail.writer;
     region->has_tail_ = true;
   }

@@ -1,7 +1,7 @@
 // The two ways a region's graph writes its completion flag (cuda.flag_write: the built-in
 // flag kernel, the default, or a stream memory operation), on a real GPU: each is what the
-// device reports using for regions with kernels (regions of copies and fills end with the
-// memory operation either way), every slot's launch is reported by its own flag, and a kernel's
+// device reports using for regions with kernels (regions of copies and fills, and those of
+// sessions above the default priority, end with the memory operation either way), every slot's launch is reported by its own flag, and a kernel's
 // writes to host pages are visible by the time its launch is reported (a smoke test of
 // the tail's fence: in-order PCIe writes would pass it too). (That a successor waits on
 // either: cuda_region_test.cpp.) Tagged [gpu].
@@ -86,6 +86,23 @@ TEST_CASE("each flag writer is the one used, and a kernel's host writes are visi
       REQUIRE(fill_sink.wait_for(1));
       CHECK(fill_sink.done() == 1);
       CHECK(static_cast<std::uint8_t>(pages.host_address()[1024 + 63]) == 0x7E);
+      // Nor may a kernel's region of a session above the default priority: its tail would
+      // queue for an SM behind a neighbour's blocks.
+      const std::array urgent_binding{bind_admitted(pages, *admission.value(), Access::Write, 2048, 4)};
+      const Operation urgent_op = kernel_op(LaneKind::Compute, *storer, urgent_binding);
+      RegionRequest urgent;
+      urgent.operations = std::span<const Operation>(&urgent_op, 1);
+      urgent.slots = 1;
+      urgent.priority = 1;
+      auto lowered = device.lower(urgent);
+      INFO("lower: " << lowered.status().to_string());
+      REQUIRE(lowered.ok());
+      CHECK(static_cast<const CudaRegion&>(*lowered.value()).tail_writer() == CudaFlagWriter::MemoryOp);
+      RecordingSink urgent_sink;
+      device.launch(*lowered.value(), RegionWaits{0, {}}, urgent_sink);
+      REQUIRE(urgent_sink.wait_for(1));
+      CHECK(urgent_sink.done() == 1);
+      CHECK(reinterpret_cast<std::atomic<std::uint32_t>*>(pages.host_address() + 2048)->load() == kMarker);
     }
   }
 }
