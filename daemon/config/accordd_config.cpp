@@ -332,7 +332,9 @@ const Setting kSettings[] = {
        return {};
      }},
     {"ring_pollers", "--ring-pollers", "N",
-     "threads serving the sessions' submission rings, or auto (at least one per 127 sessions)", Shape::Scalar,
+     "the most threads serving the sessions' submission rings (as many serve as the work keeps busy), or auto "
+     "(at least one per 127 sessions)",
+     Shape::Scalar,
      [](std::span<const Input> v, AccorddConfig& c) -> Status {
        const Input& in = v[0];
        const auto* s = in.node ? in.node->as_string() : nullptr;

@@ -135,7 +135,7 @@ void SessionRing::answer(CompletionEntry entry, std::string_view message) noexce
   // lost, which only that client can notice. Inside serve() the poller rings the client
   // at the end of its turn (ServedRing::answers_unrung); engine threads ring at once.
   if (t_serving == this) {
-    if (answers_.try_push_unrung(entry)) answers_unrung = true;
+    if (answers_.try_push_unrung(entry)) answers_unrung.store(true, std::memory_order_release);
   } else {
     static_cast<void>(answers_.try_push(entry));
   }

@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "client/api/thread_name.h"
+#include "proto/wire/ring_poller_sizing.h"
 
 namespace accord::wire {
 namespace {
@@ -51,6 +52,7 @@ struct RingPoller::Thread {
   const ServedRing* busy = nullptr;                 // guarded by mu: the ring being served now
   bool stop = false;                                // guarded by mu
   std::atomic<std::uint32_t> control{0};            // bumped on any change: wakes the thread
+  alignas(64) std::atomic<std::int64_t> busy_ns{0};  // turns that took entries, since the first thread last looked
   std::thread thread;
 
   void poke() noexcept {
@@ -74,7 +76,8 @@ Result<std::unique_ptr<RingPoller>> RingPoller::start(RingHandler& handler, cons
   return poller;
 }
 
-RingPoller::RingPoller(RingHandler& handler, const RingPollerOptions& options) : handler_(handler), options_(options) {}
+RingPoller::RingPoller(RingHandler& handler, const RingPollerOptions& options)
+    : handler_(handler), options_(options), active_(options.threads), window_start_(std::chrono::steady_clock::now()) {}
 
 RingPoller::~RingPoller() {
   for (auto& t : threads_) {
@@ -89,21 +92,15 @@ RingPoller::~RingPoller() {
 }
 
 Status RingPoller::add(std::shared_ptr<ServedRing> ring) {
-  Thread* least = nullptr;
-  std::size_t fewest = kRingsPerThread;
-  for (auto& t : threads_) {
-    const std::lock_guard lock(t->mu);
-    if (t->rings.size() < fewest) {
-      fewest = t->rings.size();
-      least = t.get();
-    }
-  }
+  const std::lock_guard placement(placement_mu_);
+  Thread* least = least_loaded(active_.load(std::memory_order_relaxed));
+  // Every serving thread is full: one more serves, if there is one.
+  if (least == nullptr && active_.load(std::memory_order_relaxed) < threads_.size())
+    least = threads_[active_.fetch_add(1, std::memory_order_relaxed)].get();
   if (least == nullptr)
     return busy_error("ring poller: every thread serves " + std::to_string(kRingsPerThread) + " rings");
   {
     const std::lock_guard lock(least->mu);
-    if (least->rings.size() >= kRingsPerThread)
-      return busy_error("ring poller: every thread serves " + std::to_string(kRingsPerThread) + " rings");
     least->rings.push_back(std::move(ring));  // reserved at start: no reallocation
     ++least->generation;
   }
@@ -111,7 +108,22 @@ Status RingPoller::add(std::shared_ptr<ServedRing> ring) {
   return {};
 }
 
+RingPoller::Thread* RingPoller::least_loaded(std::size_t count) const {
+  Thread* least = nullptr;
+  std::size_t fewest = kRingsPerThread;
+  for (std::size_t i = 0; i < count && i < threads_.size(); ++i) {
+    Thread& t = *threads_[i];
+    const std::lock_guard lock(t.mu);
+    if (t.rings.size() < fewest) {
+      fewest = t.rings.size();
+      least = &t;
+    }
+  }
+  return least;
+}
+
 void RingPoller::remove(const ServedRing& ring) {
+  const std::lock_guard placement(placement_mu_);
   for (auto& t : threads_) {
     std::unique_lock lock(t->mu);
     const auto it = std::find_if(t->rings.begin(), t->rings.end(), [&](const auto& r) { return r.get() == &ring; });
@@ -133,6 +145,76 @@ std::size_t RingPoller::size() const {
   return n;
 }
 
+void RingPoller::move_ring(const std::shared_ptr<ServedRing>& ring, Thread& from, Thread& to) noexcept {
+  {
+    std::unique_lock lock(from.mu);
+    const auto it = std::find(from.rings.begin(), from.rings.end(), ring);
+    if (it == from.rings.end()) return;
+    from.rings.erase(it);
+    ++from.generation;
+    from.idle.wait(lock, [&] { return from.busy != ring.get(); });
+  }
+  {
+    const std::lock_guard lock(to.mu);
+    to.rings.push_back(ring);  // reserved at start, and `to` has room: no reallocation
+    ++to.generation;
+  }
+  from.poke();
+  to.poke();
+}
+
+void RingPoller::resize_if_due(std::chrono::steady_clock::time_point now) noexcept {
+  if (!options_.sized_by_work || now - window_start_ < options_.resize_every) return;
+  const std::int64_t window_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
+  window_start_ = now;
+  std::int64_t busy_ns = 0;
+  for (auto& t : threads_) busy_ns += t->busy_ns.exchange(0, std::memory_order_relaxed);
+  const std::lock_guard placement(placement_mu_);
+  const std::size_t active = active_.load(std::memory_order_relaxed);
+  std::size_t rings = 0;
+  for (auto& t : threads_) {
+    const std::lock_guard lock(t->mu);
+    rings += t->rings.size();
+  }
+  const std::size_t floor = (rings + kRingsPerThread - 1) / kRingsPerThread;
+  const std::size_t wanted = pollers_wanted(busy_ns, window_ns, active, floor, threads_.size());
+  if (wanted == active) return;
+  if (wanted < active) {
+    // The last serving threads hand their rings to the least loaded of the ones that stay.
+    active_.store(wanted, std::memory_order_relaxed);
+    for (std::size_t i = wanted; i < active; ++i) {
+      Thread& leaving = *threads_[i];
+      std::vector<std::shared_ptr<ServedRing>> theirs;
+      {
+        const std::lock_guard lock(leaving.mu);
+        theirs = leaving.rings;
+      }
+      for (const auto& ring : theirs)
+        if (Thread* to = least_loaded(wanted); to != nullptr) move_ring(ring, leaving, *to);
+    }
+    return;
+  }
+  // Growing: the new threads take rings from the most loaded ones until they even out.
+  active_.store(wanted, std::memory_order_relaxed);
+  const std::size_t each = (rings + wanted - 1) / wanted;
+  for (std::size_t i = active; i < wanted; ++i) {
+    Thread& joining = *threads_[i];
+    for (std::size_t j = 0; j < active; ++j) {
+      Thread& giving = *threads_[j];
+      std::vector<std::shared_ptr<ServedRing>> extra;
+      {
+        const std::lock_guard lock(giving.mu);
+        const std::lock_guard joined(joining.mu);
+        const std::size_t room = each > joining.rings.size() ? each - joining.rings.size() : 0;
+        const std::size_t surplus = giving.rings.size() > each ? giving.rings.size() - each : 0;
+        const std::size_t count = std::min(room, surplus);
+        extra.assign(giving.rings.end() - static_cast<std::ptrdiff_t>(count), giving.rings.end());
+      }
+      for (const auto& ring : extra) move_ring(ring, giving, joining);
+    }
+  }
+}
+
 void RingPoller::run(Thread& self) noexcept {
   name_this_thread("accord-ring");
   using Clock = std::chrono::steady_clock;
@@ -151,6 +233,8 @@ void RingPoller::run(Thread& self) noexcept {
         seen_generation = self.generation;
       }
     }
+    if (&self == threads_.front().get()) resize_if_due(Clock::now());
+    const auto turn_start = Clock::now();
     bool took = false;
     for (const auto& ring : served) {
       // Most rings have nothing most of the time: one load of the client's index (a line
@@ -193,12 +277,13 @@ void RingPoller::run(Thread& self) noexcept {
       // Clients woken only now, after the whole turn: a woken client would preempt this
       // thread in the middle of it (on a busy machine, once per answer), and then wait
       // for it anyway to write the answers of the rings after its own.
-      for (const auto& ring : served) {
-        if (!ring->answers_unrung) continue;
-        ring->answers_unrung = false;
-        ring_doorbell(*ring->ring.completions().bell);
-      }
+      for (const auto& ring : served)
+        if (ring->answers_unrung.load(std::memory_order_relaxed) &&
+            ring->answers_unrung.exchange(false, std::memory_order_acq_rel))
+          ring_doorbell(*ring->ring.completions().bell);
       last_entry = Clock::now();
+      self.busy_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(last_entry - turn_start).count(),
+                             std::memory_order_relaxed);
       continue;
     }
     if (Clock::now() - last_entry < options_.spin) {

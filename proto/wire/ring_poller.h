@@ -26,12 +26,13 @@ namespace accord::wire {
 struct ServedRing {
   explicit ServedRing(SubmissionRing r) : ring(std::move(r)), requests(ring.submissions()) {}
   SubmissionRing ring;
-  RingConsumer<SubmitEntry> requests;  // touched only by the serving thread
+  RingConsumer<SubmitEntry> requests;  // touched only by the serving thread (handed over under its lock)
   std::uint64_t owner = 0;             // the handler's name for it (a session id)
   // Set by the handler in on_entry when it published answers without ringing the
   // client (RingProducer::try_push_unrung); the poller rings the completion doorbell
-  // once at the end of its turn over every ring. Touched only by the serving thread.
-  bool answers_unrung = false;
+  // once at the end of its turn over every ring. Atomic: a ring moved to another thread
+  // between its entries and that end of turn is rung by whichever thread looks first.
+  std::atomic<bool> answers_unrung{false};
 };
 
 class RingHandler {
@@ -60,11 +61,16 @@ class RingHandler {
 };
 
 struct RingPollerOptions {
-  std::size_t threads = 2;
+  std::size_t threads = 2;             // the most that serve rings
   std::chrono::microseconds spin{50};  // keep looking this long after the last entry
   // Longest sleep: bounds how long a ring whose client tampered with its own doorbell
   // waits for service, and costs an idle daemon one wake-up per thread per period.
   std::chrono::milliseconds max_sleep{100};
+  // Serve the rings from as few of the threads as keep each busy about half the time at
+  // most (ring_poller_sizing.h), looked at every `resize_every`; the others hold no ring
+  // and sleep. False: every thread serves rings all the time.
+  bool sized_by_work = true;
+  std::chrono::milliseconds resize_every{20};
 };
 
 class RingPoller {
@@ -88,15 +94,28 @@ class RingPoller {
 
   // Rings served now (all threads).
   std::size_t size() const;
+  // Threads that serve rings now (all of them unless sized_by_work).
+  std::size_t active() const noexcept { return active_.load(std::memory_order_relaxed); }
 
  private:
   struct Thread;
   RingPoller(RingHandler& handler, const RingPollerOptions& options);
   void run(Thread& self) noexcept;
+  // On the first thread, between its turns: sizes the serving set when a window is over.
+  void resize_if_due(std::chrono::steady_clock::time_point now) noexcept;
+  // Moves `ring` from `from` to `to` once `from` is not serving it. placement_mu_ held.
+  void move_ring(const std::shared_ptr<ServedRing>& ring, Thread& from, Thread& to) noexcept;
+  // The least loaded of the first `count` threads with room for one more ring, or null.
+  Thread* least_loaded(std::size_t count) const;
 
   RingHandler& handler_;
   const RingPollerOptions options_;
   std::vector<std::unique_ptr<Thread>> threads_;
+  // Which thread serves which ring changes only under it (add, remove, resizing), so that
+  // remove() never misses a ring on its way between two threads.
+  std::mutex placement_mu_;
+  std::atomic<std::size_t> active_{0};  // threads_[0, active_) serve rings
+  std::chrono::steady_clock::time_point window_start_{};  // the first thread's only
 };
 
 }  // namespace accord::wire

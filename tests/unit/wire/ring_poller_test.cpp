@@ -1,18 +1,22 @@
 // RingPoller (proto/wire/ring_poller.h): every entry of every ring reaches the handler
 // once and in order, a sleeping poller wakes for a push, a corrupt ring is dropped while
 // the others go on, remove() waits out a running handler, a full poller says Busy, and
-// on_idle is called while a poller spins, never while it sleeps.
+// on_idle is called while a poller spins, never while it sleeps; sized by its work, it
+// serves from fewer threads when idle and from more under load, and rings moved between
+// threads keep their entries in order (pollers_wanted, the policy, apart).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "proto/wire/ring_poller.h"
+#include "proto/wire/ring_poller_sizing.h"
 
 namespace accord::wire {
 namespace {
@@ -94,11 +98,13 @@ Pair make_pair(std::uint64_t owner, RingGeometry geometry = {64, 64}) {
   return p;
 }
 
-std::unique_ptr<RingPoller> start_poller(RingHandler& handler, std::size_t threads) {
+std::unique_ptr<RingPoller> start_poller(RingHandler& handler, std::size_t threads, bool sized_by_work = false) {
   RingPollerOptions options;
   options.threads = threads;
   options.spin = 20us;
   options.max_sleep = 50ms;
+  options.sized_by_work = sized_by_work;
+  options.resize_every = 5ms;
   auto poller = RingPoller::start(handler, options);
   REQUIRE(poller.ok());
   return std::move(poller).value();
@@ -252,6 +258,137 @@ TEST_CASE("a poller calls on_idle while it spins after an entry, and not once as
     std::this_thread::sleep_for(1ms);
   CHECK(handler.idles.load() > asleep);
   poller->remove(*p.served);
+}
+
+
+TEST_CASE("pollers_wanted grows at once under load, shrinks one at a time, and keeps the threads the rings need",
+          "[wire][poller]") {
+  constexpr std::int64_t kWindow = 20'000'000;  // 20 ms
+  const auto busy = [](double cores) { return static_cast<std::int64_t>(cores * kWindow); };
+  // Each of 8 busy 90% of the time: all 8 stay (never more than the most).
+  CHECK(pollers_wanted(busy(7.2), kWindow, 8, 1, 8) == 8);
+  // One thread busy all the time grows to one more than would each be busy half of it.
+  CHECK(pollers_wanted(busy(1.0), kWindow, 1, 1, 8) == 3);
+  CHECK(pollers_wanted(busy(3.0), kWindow, 2, 1, 8) == 7);
+  // Idle: one fewer per window, down to the floor.
+  CHECK(pollers_wanted(0, kWindow, 8, 1, 8) == 7);
+  CHECK(pollers_wanted(0, kWindow, 1, 1, 8) == 1);
+  CHECK(pollers_wanted(0, kWindow, 3, 3, 8) == 3);  // 3 threads' worth of rings
+  // One core of work among 8: shrink while the rest would be under 35% busy, to 3.
+  std::size_t active = 8;
+  for (int window = 0; window < 10; ++window) active = pollers_wanted(busy(1.0), kWindow, active, 1, 8);
+  CHECK(active == 3);
+  CHECK(pollers_wanted(busy(1.0), kWindow, 3, 1, 8) == 3);  // and stays there
+  // Out-of-range input: clamped, never zero.
+  CHECK(pollers_wanted(busy(1.0), 0, 5, 1, 8) == 5);
+  CHECK(pollers_wanted(0, kWindow, 0, 0, 0) == 1);
+  CHECK(pollers_wanted(0, kWindow, 12, 1, 8) == 7);
+}
+
+// Burns `per_entry` of CPU in every on_entry, and records tags per owner.
+class BusyHandler final : public RingHandler {
+ public:
+  explicit BusyHandler(std::chrono::microseconds per_entry) : per_entry_(per_entry) {}
+  void on_entry(ServedRing& ring, const SubmitEntry& entry) noexcept override {
+    const auto until = std::chrono::steady_clock::now() + per_entry_.load();
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    const std::lock_guard lock(mu_);
+    seen_[ring.owner].push_back(entry.tag);
+  }
+  void on_corrupt(ServedRing&) noexcept override {}
+  void set_cost(std::chrono::microseconds per_entry) { per_entry_ = per_entry; }
+  std::size_t count(std::uint64_t owner) {
+    const std::lock_guard lock(mu_);
+    return seen_[owner].size();
+  }
+  std::vector<std::uint64_t> seen(std::uint64_t owner) {
+    const std::lock_guard lock(mu_);
+    return seen_[owner];
+  }
+
+ private:
+  std::atomic<std::chrono::microseconds> per_entry_;
+  std::mutex mu_;
+  std::vector<std::uint64_t> seen_[8];
+};
+
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST_CASE("a poller sized by its work serves from one thread when idle, from more under load, and rings moved "
+          "between threads keep their entries in order",
+          "[wire][poller]") {
+  BusyHandler handler(0us);
+  auto poller = start_poller(handler, 4, true);
+  std::vector<Pair> pairs;
+  for (std::uint64_t owner = 0; owner < 8; ++owner) {
+    pairs.push_back(make_pair(owner));
+    REQUIRE(poller->add(pairs.back().served).ok());
+  }
+  CHECK(poller->size() == 8);
+  // Idle: the first thread's windows find no work and the set shrinks to one thread.
+  REQUIRE(wait_until([&] { return poller->active() == 1; }));
+  // Under load (every entry burns 300 us, every ring kept full), the set grows.
+  handler.set_cost(300us);
+  std::atomic<bool> stop{false};
+  std::vector<std::uint64_t> pushed(pairs.size(), 0);
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    clients.emplace_back([&, i] {
+      while (!stop.load()) {
+        SubmitEntry e;
+        e.opcode = static_cast<std::uint32_t>(RingOp::Submit);
+        e.tag = pushed[i];
+        if (pairs[i].submit.try_push(e)) ++pushed[i];
+        std::this_thread::sleep_for(200us);
+      }
+    });
+  const bool grew = wait_until([&] { return poller->active() > 1; });
+  std::size_t peak = poller->active();
+  wait_until([&] { return (peak = std::max(peak, poller->active())) >= 3; }, 2s);  // let it finish growing
+  // Load gone: it shrinks again, handing rings back while their clients still push (how
+  // far depends on this machine's speed: sanitizers make each entry cost more).
+  handler.set_cost(0us);
+  const bool shrank = wait_until([&] { return poller->active() < peak; });
+  stop = true;
+  for (auto& c : clients) c.join();
+  CHECK(grew);
+  CHECK(shrank);
+  for (std::uint64_t owner = 0; owner < pairs.size(); ++owner) {
+    REQUIRE(wait_until([&] { return handler.count(owner) == pushed[owner]; }));
+    const std::vector<std::uint64_t> seen = handler.seen(owner);
+    for (std::uint64_t i = 0; i < seen.size(); ++i) REQUIRE(seen[i] == i);  // once each, in order
+  }
+  for (auto& p : pairs) poller->remove(*p.served);
+  CHECK(poller->size() == 0);
+}
+
+TEST_CASE("a poller sized by its work still says Busy only when every thread is full", "[wire][poller]") {
+  RecordingHandler handler;
+  auto poller = start_poller(handler, 2, true);
+  REQUIRE(wait_until([&] { return poller->active() == 1; }));  // idle, no ring: one thread serves
+  std::vector<Pair> pairs;
+  for (std::size_t i = 0; i < 2 * RingPoller::kRingsPerThread; ++i) {
+    pairs.push_back(make_pair(4, {2, 2}));
+    REQUIRE(poller->add(pairs.back().served).ok());  // the second thread joins when the first is full
+  }
+  CHECK(poller->active() == 2);
+  Pair extra = make_pair(5, {2, 2});
+  const Status refused = poller->add(extra.served);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.kind() == ErrorKind::Busy);
+  std::this_thread::sleep_for(30ms);  // idle windows: the rings need both threads, so both stay
+  CHECK(poller->active() == 2);
+  push_tag(pairs.back(), 9);
+  REQUIRE(handler.wait_for_count(4, 1));
+  for (auto& p : pairs) poller->remove(*p.served);
 }
 
 }  // namespace
