@@ -3,9 +3,11 @@
 // thread serves up to kRingsPerThread rings: it drains their submission queues, spins for
 // a bounded time when all are empty, then sleeps in one futex_waitv on every ring's
 // doorbell at once, so an idle daemon uses no CPU and a client's push wakes the thread
-// that serves that ring. accordd's service owns one; the handler does the work.
-// Thread-safety: add() and remove() from any thread; the handler runs on poller threads,
-// for one ring on one thread at a time.
+// that serves that ring. Only as many of the threads hold rings as the work keeps busy
+// (sized_by_work; the first thread moves rings between them). accordd's service owns
+// one; the handler does the work.
+// Thread-safety: add(), remove(), size() and active() from any thread; the handler runs
+// on poller threads, for one ring on one thread at a time.
 #pragma once
 
 #include <atomic>
