@@ -177,7 +177,9 @@ void RingPoller::resize_if_due(std::chrono::steady_clock::time_point now) noexce
     rings += t->rings.size();
   }
   const std::size_t floor = (rings + kRingsPerThread - 1) / kRingsPerThread;
-  const std::size_t wanted = pollers_wanted(busy_ns, window_ns, active, floor, threads_.size());
+  // More serving threads than rings would have nothing to serve.
+  const std::size_t most = std::min(threads_.size(), std::max<std::size_t>(rings, 1));
+  const std::size_t wanted = pollers_wanted(busy_ns, window_ns, active, floor, most);
   if (wanted == active) return;
   if (wanted < active) {
     // The last serving threads hand their rings to the least loaded of the ones that stay.

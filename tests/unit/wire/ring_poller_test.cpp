@@ -370,6 +370,42 @@ TEST_CASE("a poller sized by its work serves from one thread when idle, from mor
   CHECK(poller->size() == 0);
 }
 
+TEST_CASE("a poller sized by its work serves from no more threads than it has rings", "[wire][poller]") {
+  BusyHandler handler(300us);  // every entry keeps a thread busy
+  auto poller = start_poller(handler, 4, true);
+  std::vector<Pair> pairs;
+  for (std::uint64_t owner = 0; owner < 2; ++owner) {
+    pairs.push_back(make_pair(owner));
+    REQUIRE(poller->add(pairs.back().served).ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> most{0};
+  std::vector<std::thread> clients;
+  for (auto& p : pairs)
+    clients.emplace_back([&] {
+      std::uint64_t tag = 0;
+      while (!stop.load()) {
+        SubmitEntry e;
+        e.opcode = static_cast<std::uint32_t>(RingOp::Submit);
+        e.tag = tag;
+        if (p.submit.try_push(e)) ++tag;
+        std::this_thread::sleep_for(100us);
+      }
+    });
+  // Two rings kept busier than a thread can serve: from its first window on (it starts
+  // with every thread), the set is two threads, never more.
+  REQUIRE(wait_until([&] { return poller->active() <= 2; }));
+  const auto until = std::chrono::steady_clock::now() + 300ms;
+  while (std::chrono::steady_clock::now() < until) {
+    most = std::max(most.load(), poller->active());
+    std::this_thread::sleep_for(1ms);
+  }
+  stop = true;
+  for (auto& c : clients) c.join();
+  CHECK(most.load() <= 2);
+  for (auto& p : pairs) poller->remove(*p.served);
+}
+
 TEST_CASE("a poller sized by its work still says Busy only when every thread is full", "[wire][poller]") {
   RecordingHandler handler;
   auto poller = start_poller(handler, 2, true);
