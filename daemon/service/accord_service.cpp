@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/service/convert.h"
+#include "daemon/service/ring_service.h"
 #include "daemon/service/status_mapping.h"
 #include "proto/wire/session_messages.h"
 
@@ -502,6 +503,10 @@ grpc::ServerUnaryReactor* AccordService::GetStatistics(Ctx* ctx, const v1::GetSt
   return unary(ctx, true, [&](Caller& c) {
     to_proto(with_devices_lost(c.session->engine_session().statistics()), *response->mutable_session());
     to_proto(with_devices_lost(engine_.statistics()), *response->mutable_daemon());
+    if (options_.rings != nullptr) {
+      response->set_ring_pollers_serving(static_cast<std::uint32_t>(options_.rings->pollers_serving()));
+      response->set_ring_pollers_most(static_cast<std::uint32_t>(options_.rings->pollers_most()));
+    }
     return grpc::Status::OK;
   });
 }

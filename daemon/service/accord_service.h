@@ -14,9 +14,12 @@
 
 namespace accord::service {
 
+class RingService;
+
 struct ServiceOptions {
   bool allow_plugins = true;                 // kernel_policy = ClientModules
   std::vector<std::string> plugin_paths;     // allowlist; empty = any (ClientModules only)
+  const RingService* rings = nullptr;        // its pollers are reported by GetStatistics; outlives the service
 };
 
 class AccordService final : public v1::Accord::CallbackService {

@@ -133,9 +133,17 @@ class Daemon::Impl {
     if (!engine.ok()) return std::move(engine).status();
     engine_ = std::move(engine).value();
 
+    // The ring service before the gRPC service, which reports its pollers (GetStatistics).
+    wire::RingPollerOptions poller;
+    poller.threads = ring_pollers_for(config_.ring_poller_threads, config_.max_sessions, usable_cpus());
+    auto rings = RingService::start(engine_->scheduler(), poller);
+    if (!rings.ok()) return std::move(rings).status();
+    rings_ = std::move(rings).value();
+
     ServiceOptions service_options;
     service_options.allow_plugins = config_.kernel_policy == KernelPolicy::ClientModules;
     service_options.plugin_paths = config_.plugin_paths;
+    service_options.rings = rings_.get();
     service_ = std::make_unique<AccordService>(*engine_, sessions_, peers_, policy_, service_options);
 
     grpc::EnableDefaultHealthCheckService(true);
@@ -156,11 +164,6 @@ class Daemon::Impl {
     channel.isolated_uids = config_.isolated_uids;
     channel.isolated_gids = config_.isolated_gids;
     channel.max_message_bytes = config_.max_message_bytes;
-    wire::RingPollerOptions poller;
-    poller.threads = ring_pollers_for(config_.ring_poller_threads, config_.max_sessions, usable_cpus());
-    auto rings = RingService::start(engine_->scheduler(), poller);
-    if (!rings.ok()) return std::move(rings).status();
-    rings_ = std::move(rings).value();
     auto session_server = SessionChannelServer::start(channel, *engine_, sessions_, policy_, *rings_);
     if (!session_server.ok()) return std::move(session_server).status();
     session_server_ = std::move(session_server).value();
@@ -179,7 +182,6 @@ class Daemon::Impl {
     if (session_server_) session_server_->stop();
     listener_.reset();
     session_server_.reset();  // closes every session's ring with its connection
-    rings_.reset();
     sessions_.close_all();
     // 3. Stop gRPC: cancels open streams and waits for handlers. The sessions are closed
     //    already, so nothing useful remains; the short deadline only bounds how long
@@ -187,6 +189,7 @@ class Daemon::Impl {
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     server_.reset();
     service_.reset();
+    rings_.reset();  // after the service, which reports its pollers; every ring is closed already
     // 4. Drain remaining work and stop the workers; the devices close with the engine.
     engine_.reset();
     std::remove(config_.grpc_socket.c_str());
@@ -214,7 +217,7 @@ class Daemon::Impl {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<AccordService> service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<RingService> rings_;  // after the session server: its connections close rings
+  std::unique_ptr<RingService> rings_;  // reset after the session server (its connections close rings) and the service
   std::unique_ptr<SessionChannelServer> session_server_;
   std::unique_ptr<GrpcListener> listener_;
   std::mutex mu_;

@@ -40,6 +40,9 @@ class RingService final : private wire::RingHandler {
   void close(std::uint64_t session_id) noexcept;
 
   std::size_t open_rings() const;
+  // The poller threads holding rings now, and the most that may (RingPoller::active, most).
+  std::size_t pollers_serving() const noexcept { return poller_->active(); }
+  std::size_t pollers_most() const noexcept { return poller_->most(); }
 
  private:
   explicit RingService(engine::Scheduler& scheduler) : scheduler_(scheduler) {}

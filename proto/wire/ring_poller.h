@@ -96,8 +96,9 @@ class RingPoller {
 
   // Rings served now (all threads).
   std::size_t size() const;
-  // Threads that serve rings now (all of them unless sized_by_work).
+  // Threads that serve rings now (all of them unless sized_by_work), and the most that may.
   std::size_t active() const noexcept { return active_.load(std::memory_order_relaxed); }
+  std::size_t most() const noexcept { return threads_.size(); }
 
  private:
   struct Thread;

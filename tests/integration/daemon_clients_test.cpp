@@ -100,6 +100,21 @@ TEST_CASE("eight clients use one daemon at once", "[integration]") {
   require_clean_stop(daemon);
 }
 
+TEST_CASE("accordctl stats shows how many of at most --ring-pollers threads serve rings, one when idle",
+          "[integration]") {
+  DaemonOptions options;
+  options.extra_args = {"--ring-pollers", "3"};
+  DaemonProcess daemon(options);
+  DaemonCounters c;
+  // No ring is open (accordctl's session opens none): one thread is all the sizing keeps.
+  const bool one = eventually([&] { return (c = read_counters(daemon)).ring_pollers_serving == 1; },
+                              std::chrono::seconds(10));
+  INFO("serving " << c.ring_pollers_serving << " of " << c.ring_pollers_most);
+  CHECK(one);
+  CHECK(c.ring_pollers_most == 3);
+  require_clean_stop(daemon);
+}
+
 TEST_CASE("a client killed mid-flight leaves the daemon and other clients unharmed, and its memory returns",
           "[integration]") {
   DaemonProcess daemon;

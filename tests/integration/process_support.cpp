@@ -335,6 +335,8 @@ DaemonCounters read_counters(const DaemonProcess& daemon) {
     c.completions = d.at("completions").get<std::uint64_t>();
     c.live_bytes = d.at("live_bytes").get<std::uint64_t>();
     c.peak_bytes = d.at("peak_bytes").get<std::uint64_t>();
+    c.ring_pollers_serving = json.at("ring_pollers").at("serving").get<std::uint64_t>();
+    c.ring_pollers_most = json.at("ring_pollers").at("most").get<std::uint64_t>();
     return c;
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("accordctl stats: unexpected JSON (") + e.what() + "): " + json.dump());

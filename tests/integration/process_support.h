@@ -141,6 +141,8 @@ struct DaemonCounters {
   std::uint64_t completions = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t peak_bytes = 0;
+  std::uint64_t ring_pollers_serving = 0;  // accordd's ring pollers holding rings now
+  std::uint64_t ring_pollers_most = 0;     // and the most that may (--ring-pollers)
 };
 // Throws std::runtime_error (with accordctl's output) when accordctl fails.
 DaemonCounters read_counters(const DaemonProcess& daemon);

@@ -83,7 +83,9 @@ Status run_stats(Connection& connection) {
   ACCORD_ASSIGN_OR_RETURN(const v1::GetStatisticsResponse response,
                           connection.call(&v1::Accord::Stub::GetStatistics, v1::GetStatisticsRequest()));
   if (connection.options().json) {
-    print_json({{"host_observed", true}, {"daemon", counters_json(response.daemon())}});
+    print_json({{"host_observed", true},
+                {"daemon", counters_json(response.daemon())},
+                {"ring_pollers", {{"serving", response.ring_pollers_serving()}, {"most", response.ring_pollers_most()}}}});
     return Status();
   }
   Table table({{"COUNTER"}, {"VALUE", Align::Right}});
@@ -92,7 +94,8 @@ Status run_stats(Connection& connection) {
     table.add_row({name, std::to_string(value) + (bytes && value >= 1024 ? " (" + format_bytes(value) + ")" : "")});
   }
   std::cout << "daemon-wide statistics (host-observed; cumulative since accordd started)\n"
-            << table.render();
+            << table.render() << "ring pollers: " << response.ring_pollers_serving() << " of "
+            << response.ring_pollers_most() << " serving the sessions' rings (as many as the work keeps busy)\n";
   return Status();
 }
 

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
       "sessions", "List live sessions: id, pid, uid, label, buffers, graphs, pending, live bytes, age. "
                   "Root and accordd's own user see all sessions; others see their own.");
   CLI::App* stats = app.add_subcommand(
-      "stats", "Print accordd's daemon-wide statistics: the 13 cumulative host-observed counters and "
-               "devices_lost.");
+      "stats", "Print accordd's daemon-wide statistics: the 13 cumulative host-observed counters, "
+               "devices_lost, and how many ring pollers serve now of the most.");
 
   TraceOptions trace_options;
   CLI::App* trace = app.add_subcommand(
