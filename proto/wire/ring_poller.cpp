@@ -235,8 +235,8 @@ void RingPoller::run(Thread& self) noexcept {
         seen_generation = self.generation;
       }
     }
-    if (&self == threads_.front().get()) resize_if_due(Clock::now());
     const auto turn_start = Clock::now();
+    if (&self == threads_.front().get()) resize_if_due(turn_start);
     bool took = false;
     for (const auto& ring : served) {
       // Most rings have nothing most of the time: one load of the client's index (a line
@@ -288,7 +288,8 @@ void RingPoller::run(Thread& self) noexcept {
                              std::memory_order_relaxed);
       continue;
     }
-    if (Clock::now() - last_entry < options_.spin) {
+    // Nothing taken: the turn was a look at each ring's index, so its start is now enough.
+    if (turn_start - last_entry < options_.spin) {
       handler_.on_idle();
       cpu_relax();
       continue;

@@ -202,18 +202,15 @@ Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& req
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
-CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane, std::uint32_t preferred,
-                                                  std::uint32_t& index) noexcept {
+CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane,
+                                                  std::atomic<std::uint32_t>& last) noexcept {
   const auto lane_index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[lane_index];
   const auto size = static_cast<std::uint32_t>(pool.size());
-  if (preferred < size) {
-    PooledStream& again = *pool[preferred];
+  if (const std::uint32_t preferred = last.load(std::memory_order_relaxed); preferred < size) {
     std::uint32_t launches = 0;
-    if (again.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed)) {
-      index = preferred;
-      return again;
-    }
+    if (pool[preferred]->launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed))
+      return *pool[preferred];
   }
   const std::uint32_t start = g_stream_turn.fetch_add(1, std::memory_order_relaxed);
   std::uint32_t least = start % size;
@@ -223,7 +220,7 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
     PooledStream& candidate = *pool[at];
     std::uint32_t launches = candidate.launches.load(std::memory_order_relaxed);
     if (launches == 0 && candidate.launches.compare_exchange_strong(launches, 1, std::memory_order_relaxed)) {
-      index = at;
+      last.store(at, std::memory_order_relaxed);
       return candidate;
     }
     if (launches < least_launches) {
@@ -234,7 +231,7 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
   // Every stream is busy: the one with the fewest launches in flight, the first in turn
   // among equals.
   pool[least]->launches.fetch_add(1, std::memory_order_relaxed);
-  index = least;
+  last.store(least, std::memory_order_relaxed);
   return *pool[least];
 }
 
@@ -253,10 +250,7 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
     completion_->push(slot);
     return;
   }
-  std::uint32_t stream_index = 0;
-  PooledStream& pooled =
-      take_stream(*pools, region.lane(), region.last_stream().load(std::memory_order_relaxed), stream_index);
-  region.last_stream().store(stream_index, std::memory_order_relaxed);
+  PooledStream& pooled = take_stream(*pools, region.lane(), region.last_stream());
   slot.stream_launches = &pooled.launches;
   const CUstream stream = pooled.stream.get();
   auto fail = [&](CUresult result, const char* call) {

@@ -110,12 +110,11 @@ class CudaDevice final : public Device, private CudaLossObserver {
   std::uint32_t level_of(int priority) const noexcept;
   // Makes the streams of priority level `level` unless they exist. Thread-safe.
   Status ensure_level(std::uint32_t level);
-  // A pooled stream of `lane` from `pools`, its launch count already taken: `preferred`
-  // (a pool index, the stream of the slot's last launch) when it has no launch in flight,
-  // else one with no launch in flight if there is one, so that submissions of different
-  // sessions run side by side; otherwise the one with the fewest. `index` gets its index.
-  PooledStream& take_stream(LevelStreams& pools, LaneKind lane, std::uint32_t preferred,
-                            std::uint32_t& index) noexcept;
+  // A pooled stream of `lane` from `pools`, its launch count already taken: the one at
+  // pool index `last` (the region's last launch) when it has no launch in flight, else one
+  // with no launch in flight if there is one, so that submissions of different sessions
+  // run side by side; otherwise the one with the fewest. Stores the index taken in `last`.
+  PooledStream& take_stream(LevelStreams& pools, LaneKind lane, std::atomic<std::uint32_t>& last) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
   UniqueCuPrimaryContext primary_;  // released last of the native handles
@@ -133,7 +132,8 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // one is idle, else the first idle stream from a position that turns round-robin (the
   // least busy when none is idle); a stream's count of launches in flight comes back when
   // its slot is reported. Taking the same stream again lifted 16 embedded runtimes from
-  // 316,844-318,394 to 332,784-336,284 graphs/s on the H200 (RESULTS.md, session 22). Sessions share a device's
+  // 316,844-318,394 to 332,784-336,284 graphs/s on the H200 (RESULTS.md, session 22).
+  // Sessions share a device's
   // pools, and a launch on a busy stream waits for the work ahead of it there: with 4
   // streams per lane (the old default) taken in turn, 16 client processes of one accordd
   // ran at most 4 graphs at a time (118,000 graphs/s on the H200, where 16 processes
