@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <cstring>
 #include <optional>
 
@@ -191,6 +192,17 @@ void AccordChain::run_once() const {
   check(c.wait(), "wait");
   if (profiles != nullptr)
     if (std::optional<CompletionProfile> p = c.profile()) profiles->push_back(p->elapsed_us);
+}
+
+DeviceOptions options_from_environment() {
+  DeviceOptions options;
+  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
+    std::istringstream in(words);
+    for (std::string word; in >> word;)
+      if (const std::size_t eq = word.find('='); eq != std::string::npos)
+        options[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return options;
 }
 
 }  // namespace accord::bench::gpu

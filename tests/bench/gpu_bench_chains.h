@@ -140,4 +140,8 @@ std::pair<Summary, Summary> interleaved(const First& first, const Second& second
   return {summarize(a_samples), summarize(b_samples)};
 }
 
+// The embedded rows' device options from ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE"
+// split at spaces), so that one call can compare the backend's settings.
+DeviceOptions options_from_environment();
+
 }  // namespace accord::bench::gpu

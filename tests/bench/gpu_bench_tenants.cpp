@@ -61,19 +61,6 @@ std::vector<double> merged(const std::vector<std::vector<double>>& per_thread) {
   return all;
 }
 
-// ACCORD_BENCH_CUDA_OPTIONS: words "cuda.KEY=VALUE" split at spaces, for the embedded
-// rows' runtimes, so that one call can compare the backend's settings.
-DeviceOptions options_from_environment() {
-  DeviceOptions options;
-  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
-    std::istringstream in(words);
-    for (std::string word; in >> word;)
-      if (const std::size_t eq = word.find('='); eq != std::string::npos)
-        options[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  return options;
-}
-
 }  // namespace
 
 // `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",

@@ -45,7 +45,7 @@ void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
               "ratio p50");
   for (std::size_t kernels : {1, 10, 100}) {
     DirectChain direct(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
-    AccordChain accord(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
+    AccordChain accord(kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, options_from_environment());
     direct.bind_thread();
     const std::size_t n = kernels == 100 ? iterations / 4 : iterations;
     // Interleaved blocks, so drift on the machine touches both sides alike.

@@ -52,6 +52,13 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
         options.flag_write = CudaFlagWriter::MemoryOp;
       else
         return invalid_error("cuda: option cuda.flag_write = '" + value + "' is not kernel or memory_op");
+    } else if (name == "launcher") {
+      if (value == "caller")
+        options.launcher = CudaLaunchMode::Caller;
+      else if (value == "thread")
+        options.launcher = CudaLaunchMode::Thread;
+      else
+        return invalid_error("cuda: option cuda.launcher = '" + value + "' is not caller or thread");
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
@@ -65,7 +72,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
     } else {
       return invalid_error("cuda: unknown option '" + key +
                            "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.completion, "
-                           "cuda.flag_write, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
+                           "cuda.flag_write, cuda.launcher, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
     }
   }
   ACCORD_RETURN_IF_ERROR(options.validate());
