@@ -3,7 +3,8 @@
 #   debug  - every suite
 #   asan   - every suite under AddressSanitizer + UndefinedBehaviorSanitizer, built with
 #            clang 16 so that the libFuzzer targets (tests/fuzz) build and run there too
-#   tsan   - the engine (scheduler) and conformance suites under ThreadSanitizer
+#   tsan   - the engine (scheduler), the CUDA backend (on its stand-in driver) and the
+#            conformance suites under ThreadSanitizer
 # ACCORD_TEST_CONFIGS="debug asan tsan" selects configurations.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,7 +57,7 @@ for c in $configs; do
     tsan)
       TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp} \
         run_config tsan Tsan -DACCORD_BUILD_BENCHMARKS=OFF -DACCORD_BUILD_EXAMPLES=OFF \
-          "-DACCORD_TEST_SUITES=unit/engine;plugins;conformance" ;;
+          "-DACCORD_TEST_SUITES=unit/engine;unit/devices/cuda;plugins;conformance" ;;
     *) echo "unknown configuration '$c' (debug, asan, tsan)"; exit 2 ;;
   esac
 done
