@@ -4,9 +4,11 @@
 // factory's error says so ("cuda: libcuda.so.1 not found (...)", "cuda: no CUDA
 // devices"), and the registry records the backend as absent.
 #include <algorithm>
+#include <initializer_list>
 #include <charconv>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "daemon/devices/backend_catalog.h"
 #include "daemon/devices/cuda/cuda_device.h"
@@ -24,6 +26,20 @@ Result<std::uint32_t> parse_count(const std::string& key, const std::string& tex
   return value;
 }
 
+// One of `choices` (word, value) by its word, or Invalid listing the words.
+template <class Enum>
+Result<Enum> parse_choice(const std::string& key, const std::string& text,
+                          std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+  std::string words;
+  std::size_t i = 0;
+  for (const auto& [word, value] : choices) {
+    if (word == text) return value;
+    words += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(word);
+    ++i;
+  }
+  return invalid_error("cuda: option cuda." + key + " = '" + text + "' is not " + words);
+}
+
 Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
   CudaDeviceOptions options;
   for (const auto& [key, value] : settings.options) {
@@ -37,28 +53,17 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       ACCORD_ASSIGN_OR_RETURN(options.loader.max_connections, parse_count(name, value));
       options.loader.max_connections_configured = true;
     } else if (name == "completion") {
-      if (value == "flag")
-        options.completion = CudaCompletionMode::Flag;
-      else if (value == "flag_event")
-        options.completion = CudaCompletionMode::FlagAndEvent;
-      else if (value == "event")
-        options.completion = CudaCompletionMode::Event;
-      else
-        return invalid_error("cuda: option cuda.completion = '" + value + "' is not flag, flag_event or event");
+      using enum CudaCompletionMode;
+      ACCORD_ASSIGN_OR_RETURN(options.completion, parse_choice<CudaCompletionMode>(
+                                                      name, value, {{"flag", Flag}, {"flag_event", FlagAndEvent}, {"event", Event}}));
     } else if (name == "flag_write") {
-      if (value == "kernel")
-        options.flag_write = CudaFlagWriter::Kernel;
-      else if (value == "memory_op")
-        options.flag_write = CudaFlagWriter::MemoryOp;
-      else
-        return invalid_error("cuda: option cuda.flag_write = '" + value + "' is not kernel or memory_op");
+      using enum CudaFlagWriter;
+      ACCORD_ASSIGN_OR_RETURN(options.flag_write,
+                              parse_choice<CudaFlagWriter>(name, value, {{"kernel", Kernel}, {"memory_op", MemoryOp}}));
     } else if (name == "launcher") {
-      if (value == "caller")
-        options.launcher = CudaLaunchMode::Caller;
-      else if (value == "thread")
-        options.launcher = CudaLaunchMode::Thread;
-      else
-        return invalid_error("cuda: option cuda.launcher = '" + value + "' is not caller or thread");
+      using enum CudaLaunchMode;
+      ACCORD_ASSIGN_OR_RETURN(options.launcher,
+                              parse_choice<CudaLaunchMode>(name, value, {{"caller", Caller}, {"thread", Thread}}));
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
