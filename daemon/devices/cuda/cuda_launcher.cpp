@@ -29,7 +29,7 @@ Result<std::shared_ptr<CudaLauncher>> CudaLauncher::for_gpu(int ordinal) {
   const std::lock_guard lock(g_launchers_mu);
   std::weak_ptr<CudaLauncher>& entry = launchers()[ordinal];
   if (std::shared_ptr<CudaLauncher> running = entry.lock()) return running;
-  std::shared_ptr<CudaLauncher> launcher(new CudaLauncher(ordinal));
+  std::shared_ptr<CudaLauncher> launcher(new CudaLauncher());
   try {
     launcher->thread_ = std::thread([l = launcher.get()] { l->run(); });
   } catch (const std::system_error& e) {

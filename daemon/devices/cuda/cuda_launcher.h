@@ -47,14 +47,13 @@ class CudaLauncher {
   void push(CudaSlot& slot) noexcept;
 
  private:
-  explicit CudaLauncher(int ordinal) : ordinal_(ordinal) {}
+  CudaLauncher() = default;
   void run() noexcept;
   void lock() noexcept;
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
   // Takes everything queued, oldest first (null: nothing).
   CudaSlot* take_all() noexcept;
 
-  const int ordinal_;
   std::atomic<bool> locked_{false};  // a spin lock: held for a few stores
   CudaSlot* head_ = nullptr;         // locked_
   CudaSlot* tail_ = nullptr;         // locked_
