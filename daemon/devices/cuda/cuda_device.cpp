@@ -343,7 +343,8 @@ int CudaDevice::completion_word_fd() const noexcept {
 }
 
 void CudaDevice::shut_down() noexcept {
-  // Launches still queued are made first, so that the completion queue reports them.
+  // Launches still queued for the launching thread are made first: after this returns,
+  // that thread touches neither this device nor its regions.
   while (queued_launches_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   if (completion_) completion_->shut_down();
 }
