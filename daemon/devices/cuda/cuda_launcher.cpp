@@ -10,7 +10,6 @@
 #include <mutex>
 #include <system_error>
 
-#include "client/api/futex.h"
 #include "client/api/thread_name.h"
 
 namespace accord::devices::cuda {
@@ -41,8 +40,7 @@ Result<std::shared_ptr<CudaLauncher>> CudaLauncher::for_gpu(int ordinal) {
 
 CudaLauncher::~CudaLauncher() {
   stop_.store(true, std::memory_order_release);
-  bell_.fetch_add(1, std::memory_order_release);
-  futex_wake_all(bell_);
+  ring_doorbell(bell_);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -62,11 +60,7 @@ void CudaLauncher::push(CudaSlot& slot) noexcept {
   (tail_ != nullptr ? tail_->queued.next : head_) = &slot;
   tail_ = &slot;
   unlock();
-  // An RMW, for the order ring_doorbell explains: either it sees the thread counted as a
-  // sleeper, or the thread's look at the queue after counting itself sees this slot.
-  if (sleepers_.fetch_add(0, std::memory_order_acq_rel) == 0) return;
-  bell_.fetch_add(1, std::memory_order_release);
-  futex_wake_all(bell_);
+  ring_doorbell(bell_);
 }
 
 CudaSlot* CudaLauncher::take_all() noexcept {
@@ -77,36 +71,26 @@ CudaSlot* CudaLauncher::take_all() noexcept {
   return all;
 }
 
+bool CudaLauncher::queue_empty() noexcept {
+  lock();
+  const bool empty = head_ == nullptr;
+  unlock();
+  return empty;
+}
+
 void CudaLauncher::run() noexcept {
   name_this_thread("cuda-launch");
-  using Clock = std::chrono::steady_clock;
-  auto last_launch = Clock::now();
-  while (!stop_.load(std::memory_order_acquire)) {
-    CudaSlot* slot = take_all();
-    if (slot != nullptr) {
-      while (slot != nullptr) {
-        // Read before the launch: once launched, the slot may be reported, and queued again.
-        CudaSlot* next = slot->queued.next;
-        slot->queued.target->launch_queued(*slot);
-        slot = next;
-      }
-      last_launch = Clock::now();
-      continue;
+  for (;;) {
+    // Spins for kSpin after the last launch, then sleeps until a push rings.
+    wait_doorbell(bell_, kSpin, std::chrono::nanoseconds(-1),
+                  [this] { return stop_.load(std::memory_order_acquire) || !queue_empty(); });
+    if (stop_.load(std::memory_order_acquire)) return;
+    for (CudaSlot* slot = take_all(); slot != nullptr;) {
+      // Read before the launch: once launched, the slot may be reported, and queued again.
+      CudaSlot* next = slot->queued.next;
+      slot->queued.target->launch_queued(*slot);
+      slot = next;
     }
-    if (Clock::now() - last_launch < kSpin) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-      continue;
-    }
-    const std::uint32_t seen = bell_.load(std::memory_order_acquire);
-    sleepers_.fetch_add(1, std::memory_order_acq_rel);  // then look once more: see push()
-    lock();
-    const bool empty = head_ == nullptr;
-    unlock();
-    if (empty && !stop_.load(std::memory_order_acquire)) futex_wait(bell_, seen);
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
-    last_launch = Clock::now();  // woken for work: spin again after it
   }
 }
 

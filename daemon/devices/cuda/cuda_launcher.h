@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "accord/status.h"
+#include "client/api/doorbell.h"
 #include "daemon/devices/cuda/cuda_region.h"
 
 namespace accord::devices::cuda {
@@ -53,14 +54,12 @@ class CudaLauncher {
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
   // Takes everything queued, oldest first (null: nothing).
   CudaSlot* take_all() noexcept;
+  bool queue_empty() noexcept;
 
   std::atomic<bool> locked_{false};  // a spin lock: held for a few stores
   CudaSlot* head_ = nullptr;         // locked_
   CudaSlot* tail_ = nullptr;         // locked_
-  // The thread sleeps on `bell_` after counting itself in `sleepers_`; a push that sees a
-  // sleeper bumps the bell and wakes it (the order of proto/wire/ring_doorbell.h).
-  std::atomic<std::uint32_t> bell_{0};
-  std::atomic<std::uint32_t> sleepers_{0};
+  Doorbell bell_;  // rung by push() and the destructor; the thread sleeps on it
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
