@@ -56,8 +56,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "client/api/doorbell.h"
-
 namespace accord::wire {
 
 inline constexpr std::uint32_t kRingMagic = 0x47524341;  // "ACRG" little-endian
@@ -125,7 +123,10 @@ struct RingMessage {
   char text[256] = {};
 };
 
-struct alignas(64) RingDoorbell : Doorbell {};  // a line of its own
+struct alignas(64) RingDoorbell {
+  std::atomic<std::uint32_t> sequence{0};
+  std::atomic<std::uint32_t> sleepers{0};
+};
 
 struct alignas(64) RingIndex {
   std::atomic<std::uint32_t> value{0};

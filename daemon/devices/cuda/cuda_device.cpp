@@ -4,11 +4,9 @@
 // completion thread.
 #include "daemon/devices/cuda/cuda_device.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <string>
-#include <thread>
 
 #include "daemon/devices/cuda/cuda_code.h"
 #include "daemon/devices/cuda/cuda_imported_memory.h"
@@ -113,9 +111,6 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   if (options.completion != CudaCompletionMode::Event) device->flags_->probe(options.flag_write);
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
-  if (options.launcher == CudaLaunchMode::Thread) {
-    ACCORD_ASSIGN_OR_RETURN(device->launcher_, CudaLauncher::for_gpu(ordinal));
-  }
   return device;
 }
 
@@ -246,32 +241,6 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   CudaSlot& slot = region.slot(waits.slot < region.slot_count() ? waits.slot : 0);
   slot.sink = &sink;
   slot.launch_result = CUDA_SUCCESS;
-  if (launcher_ != nullptr) {
-    if (waits.predecessors.size() <= CudaSlot::kQueuedWaits) {
-      slot.queued.target = this;
-      slot.queued.region = &region;
-      slot.queued.wait_count = static_cast<std::uint32_t>(waits.predecessors.size());
-      std::copy(waits.predecessors.begin(), waits.predecessors.end(), slot.queued.waits.begin());
-      queued_launches_.fetch_add(1, std::memory_order_relaxed);
-      launcher_->push(slot);
-      return;
-    }
-    // Too many to queue: launched here, after what this device queued before, because a
-    // predecessor launched later than its successor's wait would have its flag reset
-    // under that wait. Rare (more than kQueuedWaits same-device regions in flight before
-    // one region), and brief.
-    while (queued_launches_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-  }
-  launch_now(region, slot, waits.predecessors);
-}
-
-void CudaDevice::launch_queued(CudaSlot& slot) noexcept {
-  launch_now(*slot.queued.region, slot, std::span<const RegionWait>(slot.queued.waits.data(), slot.queued.wait_count));
-  // The last touch of this device by the launching thread: shut_down() may return after it.
-  queued_launches_.fetch_sub(1, std::memory_order_release);
-}
-
-void CudaDevice::launch_now(CudaRegion& region, CudaSlot& slot, std::span<const RegionWait> predecessors) noexcept {
   const CudaSymbols& s = *syms_;
   // lower() made the region's level; a region of another device would find none.
   LevelStreams* pools = levels_[level_of(region.priority())].load(std::memory_order_acquire);
@@ -291,7 +260,7 @@ void CudaDevice::launch_now(CudaRegion& region, CudaSlot& slot, std::span<const 
   if (const CUresult r = context_.make_current(); r != CUDA_SUCCESS) {
     fail(r, "cuCtxSetCurrent");
   } else {
-    for (const RegionWait& wait : predecessors) {
+    for (const RegionWait& wait : waits.predecessors) {
       const auto& predecessor = static_cast<const CudaRegion&>(*wait.region);
       const CudaSlot& before = predecessor.slot(wait.slot);
       // The predecessor's slot is not launched again before this submission ends, so its
@@ -343,9 +312,6 @@ int CudaDevice::completion_word_fd() const noexcept {
 }
 
 void CudaDevice::shut_down() noexcept {
-  // Launches still queued for the launching thread are made first: after this returns,
-  // that thread touches neither this device nor its regions.
-  while (queued_launches_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   if (completion_) completion_->shut_down();
 }
 

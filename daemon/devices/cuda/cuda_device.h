@@ -22,14 +22,13 @@
 #include "daemon/devices/cuda/cuda_flags.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 #include "daemon/devices/cuda/cuda_image.h"
-#include "daemon/devices/cuda/cuda_launcher.h"
 #include "daemon/devices/cuda/cuda_memory.h"
 #include "daemon/devices/cuda/cuda_options.h"
 #include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
 
-class CudaDevice final : public Device, private CudaLossObserver, private CudaLaunchTarget {
+class CudaDevice final : public Device, private CudaLossObserver {
  public:
   // Opens GPU `ordinal` of the driver `syms`: retains its primary context, reads its
   // identity, creates its streams and starts its completion thread. `options` must have
@@ -103,11 +102,6 @@ class CudaDevice final : public Device, private CudaLossObserver, private CudaLa
  private:
   CudaDevice() = default;
   void on_sticky_error(Status cause) noexcept override;
-  // The launch itself, on the calling thread: `predecessors` are the same-device regions
-  // its stream waits for. Pushes the slot to the completion queue.
-  void launch_now(CudaRegion& region, CudaSlot& slot, std::span<const RegionWait> predecessors) noexcept;
-  // On the launching thread (CudaLauncher): launch_now() with what launch() queued.
-  void launch_queued(CudaSlot& slot) noexcept override;
   // The flag pool when regions get flags (probed and usable), else nullptr.
   CudaFlagPool* flags_in_use() const noexcept;
   struct PooledStream;
@@ -165,10 +159,6 @@ class CudaDevice final : public Device, private CudaLossObserver, private CudaLa
   std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
   CudaCompletionMode completion_mode_ = CudaCompletionMode::Flag;  // CudaDeviceOptions::completion
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
-  // cuda.launcher = thread: the process's launching thread of this GPU, and how many of
-  // this device's launches it holds (shut_down() waits for them).
-  std::shared_ptr<CudaLauncher> launcher_;
-  std::atomic<std::uint32_t> queued_launches_{0};
 };
 
 }  // namespace accord::devices::cuda

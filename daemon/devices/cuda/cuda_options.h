@@ -15,8 +15,6 @@
 namespace accord::devices::cuda {
 
 enum class CudaCompletionMode { Flag, FlagAndEvent, Event };
-// Which thread calls cuGraphLaunch (cuda.launcher; README.md, "Launching").
-enum class CudaLaunchMode { Caller, Thread };
 
 struct CudaDeviceOptions {
   // cuda.library: the driver library to dlopen.
@@ -44,13 +42,6 @@ struct CudaDeviceOptions {
   // or "memory_op" (CudaFlagWriter); regions of copies and fills only, and every region
   // where the driver cannot run the kernel's tail, get the memory operation.
   CudaFlagWriter flag_write = CudaFlagWriter::Kernel;
-  // cuda.launcher: which thread makes a launch.
-  //   "caller" (default): the thread that submits (or the engine thread that resolves
-  //     the region's last host predecessor).
-  //   "thread": one thread of the process per GPU (CudaLauncher), shared by every
-  //     device of that GPU opened so, launching in the order asked; the caller only
-  //     queues. For many tenants in one process launching small graphs side by side.
-  CudaLaunchMode launcher = CudaLaunchMode::Caller;
   // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
   // GPU and must create no context on the others); -1 (unset) opens every GPU. An
   // ordinal the driver does not have opens nothing (an empty list, not an error), which

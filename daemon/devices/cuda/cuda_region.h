@@ -11,9 +11,7 @@
 
 #include <cuda.h>
 
-#include <array>
 #include <atomic>
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,9 +21,6 @@
 #include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
-
-class CudaLaunchTarget;  // cuda_launcher.h
-class CudaRegion;
 
 // One submission slot of a region: what launch() needs, preallocated at lower() so a
 // launch allocates nothing, and the completion state the completion thread owns while
@@ -51,17 +46,6 @@ struct CudaSlot {
   bool ready = false;
   CudaSlot* prev = nullptr;  // intrusive links of the completion queue
   CudaSlot* next = nullptr;
-
-  // --- queued for the launching thread (cuda.launcher = thread, CudaLauncher): written
-  // by launch() before the push, read by that thread ---
-  static constexpr std::size_t kQueuedWaits = 8;  // more predecessors: launched on the caller
-  struct Queued {
-    CudaLaunchTarget* target = nullptr;
-    CudaRegion* region = nullptr;
-    std::array<RegionWait, kQueuedWaits> waits{};
-    std::uint32_t wait_count = 0;
-    CudaSlot* next = nullptr;  // the launcher's queue
-  } queued;
 };
 
 class CudaRegion final : public NativeRegion {

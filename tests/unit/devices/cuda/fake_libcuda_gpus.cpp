@@ -400,9 +400,7 @@ CUresult graph_launch(CUgraphExec exec, CUstream stream) {
   if (ignored("cuGraphLaunch")) return CUDA_SUCCESS;  // a launch that never ends: its flag stays 0
   {
     const std::lock_guard lock(state().mu);
-    // Which stream took it (stream affinity), which graph, and on which thread (cuda.launcher).
-    state().log.push_back("cuGraphLaunch stream=" + n(stream) + " exec=" + n(exec) +
-                          " thread=" + n(static_cast<std::uint64_t>(gettid())));
+    state().log.push_back("cuGraphLaunch stream=" + n(stream));  // which stream took it (stream affinity)
   }
   for (const FakeNode& node : reinterpret_cast<FakeExec*>(exec)->nodes) {
     if (node.kind == FakeNode::Nothing) continue;

@@ -1,0 +1,41 @@
+#!/bin/bash
+# accordd at nice -10 against nice 0 (ACCORD_BENCH_ACCORDD_NICE, as the unit's Nice= sets
+# it) on a GPU machine, as root, in one call of about 8 minutes: every GPU check of the
+# tree, then alternately in three rounds, so that drift touches both sides alike, issue
+# 9's rows that share the CPUs between accordd and its clients: 16 client processes
+# looping a 10-kernel graph, host submissions per second for 1..64 processes, and the
+# 1- and 10-kernel graphs through accordd; then the same 16 processes under MPS for the
+# ratio. Writes OUT_DIR/rows.log and the checks' logs.
+#   tests/bench/gpu_nice_ab.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+[[ $# -eq 2 ]] || { echo "usage: gpu_nice_ab.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
+build=$1
+out=$2
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bench=$build/tests/bench
+log=$out/rows.log
+row() {  # row LABEL COMMAND...: appends the command's table to rows.log
+  echo "=== $1" | tee -a "$log"
+  shift
+  timeout 120 "$@" 2>&1 | grep -v '^$' >> "$log"
+}
+nproc; date
+timeout 240 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
+for round in 1 2 3; do
+  for nice in 0 -10; do
+    export ACCORD_BENCH_ACCORDD_NICE=$nice
+    row "round $round: 16 processes through accordd, nice $nice" "$bench/gpu_graph_bench" --config processes:accordd
+    row "round $round: host throughput, nice $nice" "$bench/daemon_scale_bench" --config throughput --seconds 3
+    row "round $round: accordd 1/10 kernels, nice $nice" "$bench/gpu_graph_bench" --config daemon --iterations 10000
+  done
+done
+unset ACCORD_BENCH_ACCORDD_NICE
+if [[ -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]]; then
+  export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+  /usr/local/nvidia/bin/nvidia-cuda-mps-control -d && sleep 1
+  row "16 processes under MPS" "$bench/gpu_graph_bench" --config processes:MPS
+  echo quit | /usr/local/nvidia/bin/nvidia-cuda-mps-control
+fi
+grep -E "^===|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
+date
