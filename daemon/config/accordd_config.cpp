@@ -1,5 +1,5 @@
 // load_config: the TOML file, then the flags over it, each value applied through the
-// table of settings (config_settings.h) that both sources share. CLI11 and toml++ report
+// table of settings (config_settings_impl.h) that both sources share. CLI11 and toml++ report
 // errors by throwing; every throw is caught in load_config and becomes an Invalid
 // Status (STYLE.md rule 5: no exceptions leave a daemon/ function).
 #include "daemon/config/accordd_config.h"
@@ -18,8 +18,8 @@
 #include <CLI/CLI.hpp>
 #include <toml++/toml.h>
 
-#include "daemon/config/config_input.h"
-#include "daemon/config/config_settings.h"
+#include "daemon/config/config_input_impl.h"
+#include "daemon/config/config_settings_impl.h"
 
 namespace accord::daemon_config {
 

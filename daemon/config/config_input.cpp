@@ -1,6 +1,6 @@
-// The readers of config_input.h: each checks one value's type and range and names the
+// The readers of config_input_impl.h: each checks one value's type and range and names the
 // flag or the file, line and key in its message.
-#include "daemon/config/config_input.h"
+#include "daemon/config/config_input_impl.h"
 
 #include <grp.h>
 #include <pwd.h>

@@ -1,6 +1,6 @@
 // The settings, in the order of deploy/accordd.toml: for each, how its value is read
-// (config_input.h) and where it goes in AccorddConfig.
-#include "daemon/config/config_settings.h"
+// (config_input_impl.h) and where it goes in AccorddConfig.
+#include "daemon/config/config_settings_impl.h"
 
 #include <algorithm>
 #include <chrono>

@@ -12,7 +12,7 @@
 
 #include "accord/status.h"
 #include "daemon/config/accordd_config.h"
-#include "daemon/config/config_input.h"
+#include "daemon/config/config_input_impl.h"
 
 namespace accord::daemon_config::detail {
 
