@@ -23,9 +23,9 @@ wire::SubmitEntry release_completion_entry(std::uint64_t tag, std::uint64_t comp
   return entry;
 }
 
-std::uint64_t fill_graph(Stub& stub, const Session& s, std::uint64_t buffer) {
+std::uint64_t fill_graph(Stub& stub, const Session& s, std::uint64_t buffer, std::uint64_t bytes = 64) {
   v1::PrepareGraphRequest request;
-  add_fill(request, buffer, 0, 64, 0x5a);
+  add_fill(request, buffer, 0, bytes, 0x5a);
   std::uint64_t graph = 0;
   REQUIRE_OK(prepare(stub, s, request, &graph));
   return graph;
@@ -71,18 +71,22 @@ TEST_CASE("a client that asks for combined answers gets one answer for a submiss
   Stub& stub = d.stub();
   const Session s = d.open_session();
   RawRing ring(s, wire::kRingFeatureCombinedAnswers | wire::kRingFeatureQuietAcks);
-  // The first run of a graph goes to an engine worker and is measured; a 64-byte fill is
-  // well under RingInlinePolicy::kMaxInlineUs, so later ones run on the poller and end
-  // before it answers. Many tries of both: a loaded machine can make any single run look
-  // long, and a worker can end a first run before the poller answers its acceptance.
+  // A 64-byte fill is well under RingInlinePolicy::kMaxInlineUs once measured, so after
+  // its first run (on an engine worker) it runs on the poller and has ended when the
+  // poller answers: combined answers. Several graphs: a loaded machine can make any single
+  // run look long. A 32 MiB fill takes milliseconds, is never run on the poller, and is
+  // still running when the poller answers its acceptance: split answers (a worker
+  // cannot end it in the microseconds the poller takes to answer).
   Answers seen;
-  for (int g = 0; g < 5; ++g) {
+  for (int g = 0; g < 3; ++g) {
     std::uint64_t buffer = 0;
     REQUIRE_OK(allocate(stub, s, 64, &buffer));
-    const Answers graph_seen = submit_many(ring, fill_graph(stub, s, buffer), 10, /*quiet=*/true);
-    seen.split += graph_seen.split;
-    seen.combined += graph_seen.combined;
+    seen.combined += submit_many(ring, fill_graph(stub, s, buffer), 10, /*quiet=*/true).combined;
   }
+  std::uint64_t large = 0;
+  constexpr std::uint64_t kLargeBytes = 32ull << 20;
+  REQUIRE_OK(allocate(stub, s, kLargeBytes, &large));
+  seen.split += submit_many(ring, fill_graph(stub, s, large, kLargeBytes), 3, /*quiet=*/true).split;
   CHECK(seen.split >= 1);
   CHECK(seen.combined >= 1);
   // Quiet: the releases above wrote nothing (expect() checks each tag in order); a bad
