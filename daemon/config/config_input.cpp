@@ -36,12 +36,6 @@ std::optional<std::uint32_t> lookup_id(const std::string& name, Lookup lookup) {
   }
 }
 
-}  // namespace
-
-Status invalid(const Input& in, std::string_view problem) {
-  return invalid_error(in.where + ": " + std::string(problem));
-}
-
 std::string_view type_name(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::table: return "a table";
@@ -56,6 +50,23 @@ std::string_view type_name(const toml::node& node) {
     case toml::node_type::none: break;
   }
   return "nothing";
+}
+
+// An integer of bytes, or a string with a K/M/G suffix.
+Result<std::uint64_t> get_bytes(const Input& in) {
+  if (!in.node) return parse_byte_size(in.text, in.where);
+  if (const auto* i = in.node->as_integer()) {
+    if (i->get() < 0) return invalid(in, "must not be negative, got " + std::to_string(i->get()));
+    return static_cast<std::uint64_t>(i->get());
+  }
+  if (const auto* s = in.node->as_string()) return parse_byte_size(s->get(), in.where);
+  return wrong_type(in, "an integer or a string such as \"64M\"");
+}
+
+}  // namespace
+
+Status invalid(const Input& in, std::string_view problem) {
+  return invalid_error(in.where + ": " + std::string(problem));
 }
 
 Status wrong_type(const Input& in, std::string_view expected) {
@@ -98,16 +109,6 @@ Result<std::size_t> get_count(const Input& in, std::int64_t min, std::int64_t ma
     return invalid(in, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
                            ", got " + std::to_string(value));
   return static_cast<std::size_t>(value);
-}
-
-Result<std::uint64_t> get_bytes(const Input& in) {
-  if (!in.node) return parse_byte_size(in.text, in.where);
-  if (const auto* i = in.node->as_integer()) {
-    if (i->get() < 0) return invalid(in, "must not be negative, got " + std::to_string(i->get()));
-    return static_cast<std::uint64_t>(i->get());
-  }
-  if (const auto* s = in.node->as_string()) return parse_byte_size(s->get(), in.where);
-  return wrong_type(in, "an integer or a string such as \"64M\"");
 }
 
 Result<std::uint64_t> get_bytes_in(const Input& in, std::uint64_t min, std::uint64_t max) {

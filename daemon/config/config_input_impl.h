@@ -27,7 +27,6 @@ struct Input {
 };
 
 Status invalid(const Input& in, std::string_view problem);
-std::string_view type_name(const toml::node& node);
 Status wrong_type(const Input& in, std::string_view expected);
 std::string in_quotes(std::string_view text);
 
@@ -43,8 +42,7 @@ Result<std::string> get_string(const Input& in);
 Result<bool> get_bool(const Input& in);
 Result<std::size_t> get_count(const Input& in, std::int64_t min, std::int64_t max);
 
-// An integer of bytes, or a string with a K/M/G suffix.
-Result<std::uint64_t> get_bytes(const Input& in);
+// An integer of bytes, or a string with a K/M/G suffix, within [min, max].
 Result<std::uint64_t> get_bytes_in(const Input& in, std::uint64_t min, std::uint64_t max);
 
 // "0660", "660" or "0o660" as a string; in TOML also the octal integer 0o660. A decimal
