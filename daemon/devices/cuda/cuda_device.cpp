@@ -111,10 +111,6 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   if (options.completion != CudaCompletionMode::Event) device->flags_->probe(options.flag_write);
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
-  if (options.launch == CudaLaunchMode::Combine) {
-    const std::chrono::microseconds idle(options.launch_stay_us);
-    device->combiner_ = CudaLaunchCombiner::for_key(device->context_.context, CudaLaunchStay{idle, 5 * idle});
-  }
   return device;
 }
 
@@ -240,26 +236,6 @@ CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind 
 }
 
 void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {
-  if (combiner_ == nullptr) {
-    launch_now(native, waits, sink);
-    return;
-  }
-  struct Launch {
-    CudaDevice* device;
-    NativeRegion* region;
-    const RegionWaits* waits;
-    CompletionSink* sink;
-  } launch{this, &native, &waits, &sink};
-  CudaLaunchCombiner::Request request;
-  request.context = &launch;
-  request.run = [](void* context) noexcept {
-    auto* l = static_cast<Launch*>(context);
-    l->device->launch_now(*l->region, *l->waits, *l->sink);
-  };
-  combiner_->launch(request);
-}
-
-void CudaDevice::launch_now(NativeRegion& native, const RegionWaits& waits, CompletionSink& sink) noexcept {
   auto& region = static_cast<CudaRegion&>(native);
   // The engine never names a slot outside [0, slots); fold rather than index out of bounds.
   CudaSlot& slot = region.slot(waits.slot < region.slot_count() ? waits.slot : 0);

@@ -22,7 +22,6 @@
 #include "daemon/devices/cuda/cuda_flags.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 #include "daemon/devices/cuda/cuda_image.h"
-#include "daemon/devices/cuda/cuda_launch_combiner.h"
 #include "daemon/devices/cuda/cuda_memory.h"
 #include "daemon/devices/cuda/cuda_options.h"
 #include "daemon/devices/device.h"
@@ -73,9 +72,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // graph's tail writes the flag and records the event; without a tail launch() records
   // the event) and queues the slot for completion. Never allocates or
   // blocks on other work. A failed call is reported by the completion thread as
-  // Execution naming it (and the device lost when the error is sticky). With
-  // cuda.launch = combine the launch is made by the context's combiner (this thread or
-  // another caller's), and this returns once it is made.
+  // Execution naming it (and the device lost when the error is sticky).
   void launch(NativeRegion& region, const RegionWaits& waits, CompletionSink& sink) noexcept override;
   // Completions are seen by reading flags: a waiting thread may look itself.
   bool completes_by_polling() const noexcept override { return true; }
@@ -105,8 +102,6 @@ class CudaDevice final : public Device, private CudaLossObserver {
  private:
   CudaDevice() = default;
   void on_sticky_error(Status cause) noexcept override;
-  // The launch itself (launch() above), on the calling thread.
-  void launch_now(NativeRegion& region, const RegionWaits& waits, CompletionSink& sink) noexcept;
   // The flag pool when regions get flags (probed and usable), else nullptr.
   CudaFlagPool* flags_in_use() const noexcept;
   struct PooledStream;
@@ -163,9 +158,6 @@ class CudaDevice final : public Device, private CudaLossObserver {
   std::uint32_t streams_per_lane_ = 16;
   std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
   CudaCompletionMode completion_mode_ = CudaCompletionMode::Flag;  // CudaDeviceOptions::completion
-  // The context's launch combiner (cuda.launch = combine), shared with every CudaDevice of
-  // the process on this context; null: each caller launches itself.
-  std::shared_ptr<CudaLaunchCombiner> combiner_;
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
 };
 

@@ -15,7 +15,6 @@
 namespace accord::devices::cuda {
 
 enum class CudaCompletionMode { Flag, FlagAndEvent, Event };
-enum class CudaLaunchMode { Combine, Direct };
 
 struct CudaDeviceOptions {
   // cuda.library: the driver library to dlopen.
@@ -43,15 +42,6 @@ struct CudaDeviceOptions {
   // or "memory_op" (CudaFlagWriter); regions of copies and fills only, and every region
   // where the driver cannot run the kernel's tail, get the memory operation.
   CudaFlagWriter flag_write = CudaFlagWriter::Kernel;
-  // cuda.launch: who makes a launch (README.md, "Launching").
-  //   "combine" (default): the context's CudaLaunchCombiner, one caller at a time making
-  //     every queued launch of the process's tenants on this GPU;
-  //   "direct": each submitting thread calls the driver itself.
-  CudaLaunchMode launch = CudaLaunchMode::Combine;
-  // cuda.launch_stay_us (0..1000): how long a combiner that made other callers' launches
-  // waits for more once its queue is empty (CudaLaunchStay::idle); it stays at most five
-  // times as long in all. 0: it leaves as soon as the queue is empty.
-  std::uint32_t launch_stay_us = 3;
   // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
   // GPU and must create no context on the others); -1 (unset) opens every GPU. An
   // ordinal the driver does not have opens nothing (an empty list, not an error), which
@@ -63,8 +53,6 @@ struct CudaDeviceOptions {
     if (streams_per_lane < 1 || streams_per_lane > 64)
       return invalid_error("cuda: option cuda.streams_per_lane = " + std::to_string(streams_per_lane) +
                            " is not in 1..64");
-    if (launch_stay_us > 1000)
-      return invalid_error("cuda: option cuda.launch_stay_us = " + std::to_string(launch_stay_us) + " is not in 0..1000");
     if (poll.spin.count() < 0 || poll.spin.count() > 100'000)
       return invalid_error("cuda: option cuda.poll_spin_us = " + std::to_string(poll.spin.count()) +
                            " is not in 0..100000");

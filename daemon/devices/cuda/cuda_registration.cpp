@@ -60,12 +60,6 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       using enum CudaFlagWriter;
       ACCORD_ASSIGN_OR_RETURN(options.flag_write,
                               parse_choice<CudaFlagWriter>(name, value, {{"kernel", Kernel}, {"memory_op", MemoryOp}}));
-    } else if (name == "launch") {
-      using enum CudaLaunchMode;
-      ACCORD_ASSIGN_OR_RETURN(options.launch,
-                              parse_choice<CudaLaunchMode>(name, value, {{"combine", Combine}, {"direct", Direct}}));
-    } else if (name == "launch_stay_us") {
-      ACCORD_ASSIGN_OR_RETURN(options.launch_stay_us, parse_count(name, value));
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
@@ -79,7 +73,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
     } else {
       return invalid_error("cuda: unknown option '" + key +
                            "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.completion, "
-                           "cuda.flag_write, cuda.launch, cuda.launch_stay_us, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
+                           "cuda.flag_write, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
     }
   }
   ACCORD_RETURN_IF_ERROR(options.validate());
