@@ -21,21 +21,3 @@ extern "C" __global__ void accord_bench_flag(unsigned* flag) {
   __threadfence_system();
   *static_cast<volatile unsigned*>(flag) = 1;
 }
-
-// The gate of an armed chain (gpu_bench_armed.h): launched ahead of its submission, it
-// waits on the GPU for the host to ring the doorbell with the next ticket, then lets the
-// chain run (condition 1), or skips it when the doorbell says cancelled (~0u). `taken`
-// (device memory) counts the tickets this chain's gates have passed, so each launch of
-// the same instantiated graph waits for the next one.
-extern "C" __global__ void accord_bench_gate(cudaGraphConditionalHandle handle, const unsigned* doorbell,
-                                             unsigned* taken) {
-  const unsigned want = *taken + 1;
-  unsigned rung;
-  for (;;) {
-    rung = *static_cast<const volatile unsigned*>(doorbell);
-    if (rung == ~0u || static_cast<int>(rung - want) >= 0) break;
-  }
-  const bool run = rung != ~0u;
-  if (run) *taken = want;
-  cudaGraphSetConditional(handle, run ? 1u : 0u);
-}

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "tests/bench/daemon_process.h"
-#include "tests/bench/gpu_bench_armed.h"
 #include "tests/bench/thread_times.h"
 
 extern char** environ;
@@ -116,21 +115,6 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   if (wanted("flag"))
     run("direct: one context, spin on a flag node",
         [&] { return chain(DirectTail::Flag, DirectWait::SpinOnFlag, nullptr); }, [](DirectChain& d) { d.run_once(); });
-  if (wanted("kflag"))
-    run("direct: one context, spin on a flag kernel",
-        [&] { return chain(DirectTail::KernelFlag, DirectWait::SpinOnFlag, nullptr); },
-        [](DirectChain& d) { d.run_once(); });
-  // Armed graphs: each tenant's next launch is made while its current one runs, and a
-  // submission is the doorbell store (gpu_bench_armed.h).
-  if (wanted("armed") && !ArmedChain::supported(cuda)) std::printf("  (no conditional nodes in this driver)\n");
-  if (wanted("armed") && ArmedChain::supported(cuda))
-    run("direct: one context, armed graphs, spin on a flag kernel",
-        [&] {
-          auto a = std::make_unique<ArmedChain>(cuda, 10, kTwoMicroseconds, 0);
-          a->bind_thread();
-          return a;
-        },
-        [](ArmedChain& a) { a.run_once(); });
   if (wanted("event"))
     run("direct: one context, spin on cuEventQuery",
         [&] { return chain(DirectTail::None, DirectWait::SpinOnEvent, nullptr); }, [](DirectChain& d) { d.run_once(); });

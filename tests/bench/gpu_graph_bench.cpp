@@ -28,7 +28,6 @@
 
 #include "accord/accord.h"
 #include "tests/bench/daemon_process.h"
-#include "tests/bench/gpu_bench_armed.h"
 #include "tests/bench/gpu_bench_chains.h"
 #include "tests/bench/gpu_bench_tenants.h"
 
@@ -201,42 +200,13 @@ void latency_parts(const cu::CudaSymbols& cuda, std::size_t iterations) {
               get_ns, kCalls);
 }
 
-// Armed graphs (gpu_bench_armed.h): first that a cancelled armed launch runs nothing and
-// a rung one runs the chain, then submit -> complete against the same chain launched at
-// submission (flag kernel tail, spinning on the flag in both), interleaved in rounds.
-void armed_latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
-  if (!ArmedChain::supported(cuda)) {
-    std::printf("\n1e. (no conditional nodes in this driver: no armed rows)\n");
-    return;
-  }
-  {
-    ArmedChain never(cuda, 10, 0, 0);
-    never.cancel();
-    ArmedChain thrice(cuda, 10, 0, 0);
-    for (int i = 0; i < 3; ++i) thrice.run_once();
-    const float skipped = never.result(), ran = thrice.result();
-    std::printf("\n1e. armed graphs: a cancelled launch left %.0f (want 0), three rung ones %.0f (want 10): %s\n",
-                skipped, ran, skipped == 0.0f && ran == 10.0f ? "PASS" : "FAIL");
-  }
-  std::printf("  submit -> complete, armed against launched at submission (us; %zu samples each)\n", iterations);
-  std::printf("  %-8s %12s %12s %12s %12s %10s\n", "kernels", "launch p50", "launch p99", "armed p50", "armed p99",
-              "ratio p50");
-  for (std::size_t kernels : {1, 10}) {
-    DirectChain launched(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0, DirectTail::KernelFlag, DirectWait::SpinOnFlag);
-    ArmedChain armed(cuda, kernels, 0, 0);
-    launched.bind_thread();
-    const auto [l, a] = interleaved(launched, armed, iterations);
-    std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, l.p50, l.p99, a.p50, a.p99, a.p50 / l.p50);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
   const Flags flags =
       parse_flags(argc, argv,
-                  "  --config latency|parts|armed|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|\n"
+                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|\n"
                   "           launchers:N|\n"
                   "           processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) return run_tenant_child(flags.config.substr(6));
@@ -262,7 +232,6 @@ int main(int argc, char** argv) {
   const std::size_t iterations = flags.iterations ? flags.iterations : 10'000;
   if (flags.config.empty() || flags.config == "latency") latency(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "executor") executor_latency(iterations);
-  if (flags.config == "armed") armed_latency(*cuda.value(), iterations);
   if (flags.config == "daemon") daemon_latency(*cuda.value(), iterations, true);
   if (flags.config == "daemon-in-process") daemon_latency(*cuda.value(), iterations, false);
   if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
