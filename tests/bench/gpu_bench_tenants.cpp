@@ -45,6 +45,8 @@ Window run_window(std::atomic<bool>& go, std::atomic<bool>& stop, std::chrono::s
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
   const auto begin = Clock::now();
+  // On stderr, so that a profiler can start with the window (tests/bench/RESULTS.md, session 25).
+  std::fprintf(stderr, "  (measuring for %lld s)\n", static_cast<long long>(duration.count()));
   go = true;
   std::this_thread::sleep_for(duration);
   stop = true;
