@@ -18,9 +18,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -195,12 +197,22 @@ void throughput(const DaemonProcess& accordd, std::chrono::seconds duration) {
   std::printf("  %9s %14s %10s %10s %14s %10s\n", "processes", "submissions/s", "p50 us", "p99 us", "accordd cpu/sub",
               "bad");
   const auto clock = cpu_clock_of(accordd.pid());
-  for (int n : {1, 2, 4, 8, 16, 64}) {
+  // ACCORD_BENCH_CLIENTS ("8 16"): only these rows, e.g. to profile one of them.
+  std::vector<int> counts = {1, 2, 4, 8, 16, 64};
+  if (const char* only = std::getenv("ACCORD_BENCH_CLIENTS")) {
+    std::istringstream words(only);
+    counts.clear();
+    for (int n = 0; words >> n;)
+      if (n > 0 && n <= 256) counts.push_back(n);
+  }
+  for (int n : counts) {
     Clients clients = spawn_clients("loop", accordd.grpc_socket(), n);
     const std::int64_t start = now_ns() + 300'000'000;  // every client sees the go file first
     const std::int64_t end = start + std::chrono::nanoseconds(duration).count();
     go(clients, start, end, end);
     while (now_ns() < start) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // On stderr, so that a profiler can start with the window.
+    std::fprintf(stderr, "  (measuring %d processes for %lld s)\n", n, static_cast<long long>(duration.count()));
     const double cpu_before = clock ? process_cpu_ns(*clock) : 0;
     while (now_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const double cpu_after = clock ? process_cpu_ns(*clock) : 0;
