@@ -1,0 +1,38 @@
+#!/bin/bash
+# Every GPU row of issues 7 ("CUDA backend") and 9 ("Submission ring") once, on a GPU
+# machine, as root, in one call of about 6 minutes: every GPU check of the tree first,
+# then the rows with the tree's defaults (accordd at nice -10, as its systemd unit runs
+# it), and the same 16 tenants as processes under MPS last, for the ratios. Writes
+# OUT_DIR/rows.log and the checks' logs; prints the rows.
+#   tests/bench/gpu_issue_rows.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+[[ $# -eq 2 ]] || { echo "usage: gpu_issue_rows.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
+build=$1
+out=$2
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bench=$build/tests/bench/gpu_graph_bench
+log=$out/rows.log
+row() {  # row LABEL COMMAND...: appends the command's table to rows.log
+  echo "=== $1" | tee -a "$log"
+  shift
+  timeout 150 "$@" 2>&1 | grep -v '^$' >> "$log"
+}
+nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
+timeout 260 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
+row "issue 7: embedded latency, 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
+row "issue 7: noisy neighbour, embedded" "$bench" --config neighbour --iterations 3000
+for round in 1 2; do row "issue 7: 16 embedded runtimes, round $round" "$bench" --config tenants:accord; done
+export ACCORD_BENCH_ACCORDD_NICE=-10
+row "issue 9: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
+row "issue 9: noisy neighbour through accordd" "$bench" --config neighbour-daemon --iterations 3000
+for round in 1 2; do row "issue 9: 16 processes through accordd, round $round" "$bench" --config processes:accordd; done
+unset ACCORD_BENCH_ACCORDD_NICE
+if [[ -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]]; then
+  export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+  /usr/local/nvidia/bin/nvidia-cuda-mps-control -d && sleep 1
+  row "16 processes under MPS" "$bench" --config processes:MPS
+  echo quit | /usr/local/nvidia/bin/nvidia-cuda-mps-control
+fi
+grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ |priorit|stream priorities" "$log"
+date
