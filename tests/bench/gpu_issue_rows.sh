@@ -13,11 +13,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bench=$build/tests/bench/gpu_graph_bench
 log=$out/rows.log
-row() {  # row LABEL COMMAND...: appends the command's table to rows.log
-  echo "=== $1" | tee -a "$log"
-  shift
-  timeout 150 "$@" 2>&1 | grep -v '^$' >> "$log"
-}
+row_limit=150
+source "$here/tests/bench/gpu_rows_common.sh"
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
 timeout 260 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
 row "issue 7: embedded latency, 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
@@ -28,11 +25,6 @@ row "issue 9: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 1000
 row "issue 9: noisy neighbour through accordd" "$bench" --config neighbour-daemon --iterations 3000
 for round in 1 2; do row "issue 9: 16 processes through accordd, round $round" "$bench" --config processes:accordd; done
 unset ACCORD_BENCH_ACCORDD_NICE
-if [[ -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]]; then
-  export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
-  /usr/local/nvidia/bin/nvidia-cuda-mps-control -d && sleep 1
-  row "16 processes under MPS" "$bench" --config processes:MPS
-  echo quit | /usr/local/nvidia/bin/nvidia-cuda-mps-control
-fi
+mps_row "$bench"
 grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ |priorit|stream priorities" "$log"
 date

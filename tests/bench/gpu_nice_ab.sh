@@ -15,11 +15,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bench=$build/tests/bench
 log=$out/rows.log
-row() {  # row LABEL COMMAND...: appends the command's table to rows.log
-  echo "=== $1" | tee -a "$log"
-  shift
-  timeout 120 "$@" 2>&1 | grep -v '^$' >> "$log"
-}
+row_limit=120
+source "$here/tests/bench/gpu_rows_common.sh"
 nproc; date
 timeout 240 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
 for round in 1 2 3; do
@@ -31,11 +28,6 @@ for round in 1 2 3; do
   done
 done
 unset ACCORD_BENCH_ACCORDD_NICE
-if [[ -x /usr/local/nvidia/bin/nvidia-cuda-mps-control ]]; then
-  export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
-  /usr/local/nvidia/bin/nvidia-cuda-mps-control -d && sleep 1
-  row "16 processes under MPS" "$bench/gpu_graph_bench" --config processes:MPS
-  echo quit | /usr/local/nvidia/bin/nvidia-cuda-mps-control
-fi
+mps_row "$bench/gpu_graph_bench"
 grep -E "^===|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
 date

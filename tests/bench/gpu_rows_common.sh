@@ -1,0 +1,25 @@
+# What the GPU row scripts share (gpu_issue_rows.sh, gpu_nice_ab.sh): sourced, never run.
+# Before sourcing, set `log` (the rows log) and `row_limit` (seconds per row).
+
+# row LABEL COMMAND...: appends the command's table to $log under "=== LABEL".
+row() {
+  echo "=== $1" | tee -a "$log"
+  shift
+  timeout "$row_limit" "$@" 2>&1 | grep -v '^$' >> "$log"
+}
+
+# mps_row GPU_GRAPH_BENCH: the 16 tenant processes under an MPS control daemon started
+# for the row and stopped after it (no GPU setting changes); says so when MPS is absent.
+mps_row() {
+  local mps=/usr/local/nvidia/bin/nvidia-cuda-mps-control
+  if [[ ! -x $mps ]]; then
+    echo "=== 16 processes under MPS: nvidia-cuda-mps-control not found, no MPS row" | tee -a "$log"
+    return
+  fi
+  CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+  export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  "$mps" -d && sleep 1
+  row "16 processes under MPS" "$1" --config processes:MPS
+  echo quit | "$mps"
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
