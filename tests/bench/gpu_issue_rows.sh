@@ -6,15 +6,10 @@
 # OUT_DIR/rows.log and the checks' logs; prints the rows.
 #   tests/bench/gpu_issue_rows.sh BUILD_DIR OUT_DIR
 set -uo pipefail
-[[ $# -eq 2 ]] || { echo "usage: gpu_issue_rows.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
-build=$1
-out=$2
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")/../.." && pwd)
-bench=$build/tests/bench/gpu_graph_bench
-log=$out/rows.log
 row_limit=150
-source "$here/tests/bench/gpu_rows_common.sh"
+source "$(dirname "$0")/gpu_rows_common.sh"
+rows_setup gpu_issue_rows.sh "$@"
+bench=$build/tests/bench/gpu_graph_bench
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
 timeout 260 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
 row "issue 7: embedded latency, 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000

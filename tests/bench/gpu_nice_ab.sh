@@ -8,15 +8,10 @@
 # ratio. Writes OUT_DIR/rows.log and the checks' logs.
 #   tests/bench/gpu_nice_ab.sh BUILD_DIR OUT_DIR
 set -uo pipefail
-[[ $# -eq 2 ]] || { echo "usage: gpu_nice_ab.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
-build=$1
-out=$2
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")/../.." && pwd)
-bench=$build/tests/bench
-log=$out/rows.log
 row_limit=120
-source "$here/tests/bench/gpu_rows_common.sh"
+source "$(dirname "$0")/gpu_rows_common.sh"
+rows_setup gpu_nice_ab.sh "$@"
+bench=$build/tests/bench
 nproc; date
 timeout 240 "$here/tests/gpu/run_gpu_checks.sh" "$build" "$out/checks" 30
 for round in 1 2 3; do

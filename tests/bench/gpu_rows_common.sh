@@ -1,5 +1,19 @@
 # What the GPU row scripts share (gpu_issue_rows.sh, gpu_nice_ab.sh): sourced, never run.
-# Before sourcing, set `log` (the rows log) and `row_limit` (seconds per row).
+
+# rows_setup SCRIPT "$@": takes BUILD_DIR OUT_DIR (or says how to call SCRIPT and exits 2)
+# and sets build, out (made), here (the source tree), log (OUT_DIR/rows.log) and
+# row_limit (seconds per row, 150 unless set before).
+rows_setup() {
+  local script=$1
+  shift
+  [[ $# -eq 2 ]] || { echo "usage: $script BUILD_DIR OUT_DIR" >&2; exit 2; }
+  build=$1
+  out=$2
+  mkdir -p "$out"
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  log=$out/rows.log
+  row_limit=${row_limit:-150}
+}
 
 # row LABEL COMMAND...: appends the command's table to $log under "=== LABEL".
 row() {
