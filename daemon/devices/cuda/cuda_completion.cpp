@@ -46,7 +46,6 @@ void CudaCompletionQueue::push(CudaSlot& slot) noexcept {
     else
       incoming_head_ = &slot;
     incoming_tail_ = &slot;
-    incoming_.store(true, std::memory_order_release);
     in_flight_.fetch_add(1, std::memory_order_release);
     wake = waiting_;
   }
@@ -58,7 +57,7 @@ int CudaCompletionQueue::poll() noexcept {
   // Nothing in flight: one load, so that idle helpers (accordd's spinning ring pollers)
   // cost nothing and leave this queue's thread alone.
   if (stopped_.load(std::memory_order_acquire) || in_flight_.load(std::memory_order_acquire) == 0) return 0;
-  helped_.store(true, std::memory_order_relaxed);
+  helped_at_ns_.store(steady_now_ns(), std::memory_order_relaxed);
   if (!try_take_sweep()) return 0;
   splice_incoming();
   const int reported = sweep();
@@ -86,6 +85,7 @@ void CudaCompletionQueue::run() noexcept {
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_progress = Clock::now();
   std::chrono::microseconds pause{0};
+  const std::int64_t rest_ns = std::chrono::nanoseconds(options_.spin).count();
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -105,9 +105,9 @@ void CudaCompletionQueue::run() noexcept {
     }
     // A waiting thread is sweeping for itself (and reports every slot it finds done):
     // rest rather than compete with it for the sweep and for a core. If it stops
-    // helping, sweeps resume after at most two rests. Not a wait on wake_: launches would
-    // then pay a futex call to signal a thread that has nothing to do.
-    if (helped_.exchange(false, std::memory_order_relaxed)) {
+    // helping, sweeps resume within one rest. Not a wait on wake_: launches would then
+    // pay a futex call to signal a thread that has nothing to do.
+    if (steady_now_ns() - helped_at_ns_.load(std::memory_order_relaxed) < rest_ns) {
       std::this_thread::sleep_for(options_.max_sleep);
       continue;
     }
@@ -130,11 +130,7 @@ void CudaCompletionQueue::run() noexcept {
 }
 
 bool CudaCompletionQueue::splice_incoming() noexcept {
-  // Nothing pushed since the last splice: no lock. A push racing this load is taken by the
-  // next sweep.
-  if (!incoming_.load(std::memory_order_acquire)) return false;
   const std::lock_guard lock(mu_);
-  incoming_.store(false, std::memory_order_relaxed);
   if (incoming_head_ == nullptr) return false;
   incoming_head_->prev = tail_;
   if (tail_ != nullptr)

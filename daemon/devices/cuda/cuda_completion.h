@@ -89,13 +89,7 @@ class CudaCompletionQueue {
   CudaSlot* incoming_tail_ = nullptr;
   std::atomic<std::uint32_t> in_flight_{0};  // pushed and not yet reported
   std::atomic<bool> stopped_{false};
-  // Set by push() (under mu_) and cleared by the splice that takes the slots, so that a
-  // sweep with nothing pushed since the last one takes no lock.
-  std::atomic<bool> incoming_{false};
-  // Set by every poll() of a helper, cleared by the queue's thread each time it looks:
-  // while it finds it set, a helper is sweeping and the thread rests. A store, where a
-  // clock read per poll() cost the helpers a third of their samples (RESULTS.md, session 25).
-  std::atomic<bool> helped_{false};
+  std::atomic<std::int64_t> helped_at_ns_{0};  // steady clock of the last poll() by a helper
 
   // Whoever holds the sweep (sweeping_ true) owns these: slots in flight, oldest first.
   std::atomic<bool> sweeping_{false};
