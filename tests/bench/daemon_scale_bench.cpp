@@ -204,6 +204,8 @@ void throughput(const DaemonProcess& accordd, std::chrono::seconds duration) {
     counts.clear();
     for (int n = 0; words >> n;)
       if (n > 0 && n <= 256) counts.push_back(n);
+    if (counts.empty())
+      std::fprintf(stderr, "ACCORD_BENCH_CLIENTS='%s' names no client count in 1..256: no throughput rows\n", only);
   }
   for (int n : counts) {
     Clients clients = spawn_clients("loop", accordd.grpc_socket(), n);

@@ -25,7 +25,8 @@ row() {
 # mps_row GPU_GRAPH_BENCH: the 16 tenant processes under an MPS control daemon started
 # for the row and stopped after it (no GPU setting changes); says so when MPS is absent.
 mps_row() {
-  local mps=/usr/local/nvidia/bin/nvidia-cuda-mps-control
+  local mps
+  mps=$(command -v nvidia-cuda-mps-control || echo /usr/local/nvidia/bin/nvidia-cuda-mps-control)
   if [[ ! -x $mps ]]; then
     echo "=== 16 processes under MPS: nvidia-cuda-mps-control not found, no MPS row" | tee -a "$log"
     return
