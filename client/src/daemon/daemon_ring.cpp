@@ -5,6 +5,8 @@
 // within a slice when accordd's side of the session channel has gone.
 #include "client/src/daemon/daemon_ring.h"
 
+#include "client/api/peer_priority.h"
+
 #include <poll.h>
 
 #include <algorithm>
@@ -36,6 +38,7 @@ DaemonRing::DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int sessi
     : ring_(std::move(ring)),
       session_socket_(session_socket),
       spin_(spin),
+      accordd_ahead_(peer_runs_ahead(session_socket)),
       requests_(ring_.submissions()),
       answers_(ring_.completions()) {
   tickets_.reserve(tickets);
@@ -293,10 +296,12 @@ Result<bool> DaemonRing::wait_until(Done done, std::chrono::nanoseconds timeout)
     };
     // One bounded spin per wait, before the first sleep: after a wake-up the answer is
     // there or this thread was woken for another one. The full spin only while a core is
-    // spare; otherwise a few microseconds, for an answer accordd is about to write.
+    // spare, or while accordd runs ahead of us (the scheduler then hands it our core
+    // whenever it needs one); otherwise a few microseconds, for an answer accordd is
+    // about to write.
     if (!std::exchange(spun, true)) {
       const bool spare = cores_.spare();
-      const std::chrono::nanoseconds limit = spare ? std::chrono::nanoseconds(spin_) : kBusySpin;
+      const std::chrono::nanoseconds limit = spare || accordd_ahead_ ? std::chrono::nanoseconds(spin_) : kBusySpin;
       if (spin_until(ready, std::min({limit, std::chrono::nanoseconds(spin_), slice}), !spare)) continue;
     }
     cores_.refresh();  // here, where the thread is about to sleep anyway

@@ -31,7 +31,8 @@ class DaemonRing {
   // (beyond that submit() is Busy and the caller uses gRPC). `session_socket` (borrowed)
   // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
   // `spin`: how long a waiting thread spins before it sleeps on the doorbell, while the
-  // machine has a core to spare (SpareCoreProbe); at most a few microseconds otherwise.
+  // machine has a core to spare (SpareCoreProbe) or accordd runs ahead of this process
+  // (peer_runs_ahead); at most a few microseconds otherwise.
   static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
                                                     std::chrono::microseconds spin);
 
@@ -118,6 +119,8 @@ class DaemonRing {
   wire::SubmissionRing ring_;
   const int session_socket_;
   const std::chrono::microseconds spin_;
+  // accordd runs at a lower nice value: spinning cannot keep its threads off a core.
+  const bool accordd_ahead_;
   SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now
   std::mutex push_mu_;
   wire::RingProducer<wire::SubmitEntry> requests_;
