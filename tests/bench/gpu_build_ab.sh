@@ -1,0 +1,30 @@
+#!/bin/bash
+# Two builds side by side on a GPU machine, as root, in one call of about 3 minutes:
+# BUILD_DIR holds the change (tests/bench/gpu_graph_bench, daemon/accordd) and the
+# builds it is compared with, copied beside them as tests/bench/gpu_graph_bench.before
+# and daemon/accordd.before. Alternately in two rounds: 16 embedded runtimes (the two
+# benches) and 16 client processes through accordd at nice -10, as its unit runs it (the
+# change's clients, each accordd through ACCORD_BENCH_ACCORDD_BINARY); MPS last, for the
+# ratio. Writes OUT_DIR/rows.log.
+#   tests/bench/gpu_build_ab.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+row_limit=120
+source "$(dirname "$0")/gpu_rows_common.sh"
+rows_setup gpu_build_ab.sh "$@"
+bench=$build/tests/bench/gpu_graph_bench
+for f in "$bench.before" "$build/daemon/accordd.before"; do
+  [[ -x $f ]] || { echo "no $f" >&2; exit 2; }
+done
+nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
+for round in 1 2; do
+  for side in before after; do
+    suffix=""
+    [[ $side == before ]] && suffix=.before
+    row "round $round, $side: 16 embedded runtimes" "$bench$suffix" --config tenants:accord
+    ACCORD_BENCH_ACCORDD_NICE=-10 ACCORD_BENCH_ACCORDD_BINARY=$build/daemon/accordd$suffix \
+      row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
+  done
+done
+mps_row "$bench"
+grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
+date
