@@ -25,6 +25,4 @@ for round in 1 2; do
       row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
   done
 done
-mps_row "$bench"
-grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
-date
+rows_finish "$bench"

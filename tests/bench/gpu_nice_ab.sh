@@ -22,7 +22,4 @@ for round in 1 2 3; do
     row "round $round: accordd 1/10 kernels, nice $nice" "$bench/gpu_graph_bench" --config daemon --iterations 10000
   done
 done
-unset ACCORD_BENCH_ACCORDD_NICE
-mps_row "$bench/gpu_graph_bench"
-grep -E "^===|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
-date
+rows_finish "$bench/gpu_graph_bench"

@@ -1,4 +1,4 @@
-# What the GPU row scripts share (gpu_issue_rows.sh, gpu_nice_ab.sh): sourced, never run.
+# What the GPU row scripts share (gpu_issue_rows.sh and the A/B scripts gpu_*_ab.sh): sourced, never run.
 
 # rows_setup SCRIPT "$@": takes BUILD_DIR OUT_DIR (or says how to call SCRIPT and exits 2)
 # and sets build, out (made), here (the source tree), log (OUT_DIR/rows.log) and
@@ -37,4 +37,13 @@ mps_row() {
   row "16 processes under MPS" "$1" --config processes:MPS
   echo quit | "$mps"
   unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+
+# rows_finish GPU_GRAPH_BENCH: accordd's nice value back to the default, the MPS row
+# (mps_row), then every row's figures from $log and the time.
+rows_finish() {
+  unset ACCORD_BENCH_ACCORDD_NICE
+  mps_row "$1"
+  grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
+  date
 }
