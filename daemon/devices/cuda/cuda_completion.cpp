@@ -90,17 +90,6 @@ void CudaCompletionQueue::run() noexcept {
   std::chrono::microseconds pause{0};
   const std::int64_t rest_ns = std::chrono::nanoseconds(options_.spin).count();
   for (;;) {
-    // A waiting thread is sweeping for itself (and reports every slot it finds done):
-    // rest rather than compete with it for the sweep and for a core. If it stops
-    // helping, sweeps resume within one rest. Checked before mu_ and without waiting_, so
-    // that the helper's pushes and sweeps neither meet this thread on the lock nor pay a
-    // futex call to wake it (the executor's launching thread, which is that helper, did
-    // both on every launch).
-    if (stopped_.load(std::memory_order_acquire)) return;
-    if (steady_now_ns() - helped_at_ns_.load(std::memory_order_relaxed) < rest_ns) {
-      std::this_thread::sleep_for(options_.max_sleep);
-      continue;
-    }
     {
       std::unique_lock lock(mu_);
       const auto woken = [this] { return stop_ || incoming_head_ != nullptr; };
@@ -116,6 +105,14 @@ void CudaCompletionQueue::run() noexcept {
         waiting_ = false;
       }
       if (stop_) return;  // abandon what is in flight: no sink after shut_down()
+    }
+    // A waiting thread is sweeping for itself (and reports every slot it finds done):
+    // rest rather than compete with it for the sweep and for a core. If it stops
+    // helping, sweeps resume within one rest. Not a wait on wake_: launches would then
+    // pay a futex call to signal a thread that has nothing to do.
+    if (steady_now_ns() - helped_at_ns_.load(std::memory_order_relaxed) < rest_ns) {
+      std::this_thread::sleep_for(options_.max_sleep);
+      continue;
     }
     if (!try_take_sweep()) {
       std::this_thread::yield();
