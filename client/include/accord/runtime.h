@@ -93,8 +93,10 @@ struct RuntimeOptions {
   // Daemon ring only: how long a waiting thread spins on the ring before it sleeps on its
   // doorbell (a futex). Spinning answers sooner and costs a core meanwhile. It spins
   // this long only while the machine has a core to spare (runnable threads, counted by
-  // the kernel, fit on this process's CPUs); otherwise at most a few microseconds, since
-  // its spinning would keep accordd's poller off the core it needs to answer.
+  // the kernel, fit on this process's CPUs) or accordd runs at a lower nice value than
+  // the waiting thread (as its systemd unit's Nice=-10 sets it: the scheduler then gives
+  // accordd the core); otherwise at most a few microseconds, since its spinning would
+  // keep accordd's poller off the core it needs to answer.
   std::chrono::microseconds ring_spin{50};
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
