@@ -404,9 +404,10 @@ void tenant_processes(const std::string& label) {
     }
     // ACCORD_BENCH_ACCORDD_BINARY: another accordd than the one built beside this bench,
     // so that one call can compare two builds of the daemon with the same clients.
-    const char* binary = std::getenv("ACCORD_BENCH_ACCORDD_BINARY");
-    if (binary != nullptr && *binary != '\0') how += std::string(" (") + binary + ")";
-    accordd.emplace(binary != nullptr && *binary != '\0' ? binary : ACCORD_BENCH_ACCORDD, args);
+    const char* other = std::getenv("ACCORD_BENCH_ACCORDD_BINARY");
+    const std::string binary = other != nullptr && *other != '\0' ? other : ACCORD_BENCH_ACCORDD;
+    if (binary != ACCORD_BENCH_ACCORDD) how += " (" + binary + ")";
+    accordd.emplace(binary, args);
     socket = accordd->grpc_socket();
   }
   std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (%s) for %lld s\n",

@@ -5,7 +5,7 @@
 // within a slice when accordd's side of the session channel has gone.
 #include "client/src/daemon/daemon_ring.h"
 
-#include "client/api/peer_priority.h"
+#include "proto/wire/peer_priority.h"
 
 #include <poll.h>
 
@@ -38,7 +38,7 @@ DaemonRing::DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int sessi
     : ring_(std::move(ring)),
       session_socket_(session_socket),
       spin_(spin),
-      accordd_ahead_(peer_runs_ahead(session_socket)),
+      accordd_ahead_(wire::peer_runs_ahead(session_socket)),
       requests_(ring_.submissions()),
       answers_(ring_.completions()) {
   tickets_.reserve(tickets);

@@ -32,7 +32,7 @@ class DaemonRing {
   // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
   // `spin`: how long a waiting thread spins before it sleeps on the doorbell, while the
   // machine has a core to spare (SpareCoreProbe) or accordd runs ahead of this process
-  // (peer_runs_ahead); at most a few microseconds otherwise.
+  // (wire::peer_runs_ahead); at most a few microseconds otherwise.
   static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
                                                     std::chrono::microseconds spin);
 

@@ -1,4 +1,4 @@
-// peer_runs_ahead (client/api/peer_priority.h): true only when the process at the other
+// peer_runs_ahead (proto/wire/peer_priority.h): true only when the process at the other
 // end of a Unix socket has a lower nice value than the caller; false when it cannot tell.
 #include <catch2/catch.hpp>
 
@@ -8,12 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <string>
 
-#include "client/api/peer_priority.h"
+#include "proto/wire/peer_priority.h"
+#include "proto/wire/session_channel.h"
 #include "client/api/unique_fd.h"
 
 namespace accord {
@@ -37,7 +37,6 @@ int in_child_niced_by(int raise, Check check) {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    errno = 0;
     const int nice_now = ::getpriority(PRIO_PROCESS, 0);
     if (::setpriority(PRIO_PROCESS, 0, nice_now + raise) != 0) ::_exit(2);
     ::_exit(check() ? 1 : 0);
@@ -50,14 +49,14 @@ int in_child_niced_by(int raise, Check check) {
 
 TEST_CASE("a peer at the same nice value does not run ahead", "[peer-priority]") {
   SocketPair pair = socket_pair();
-  CHECK_FALSE(peer_runs_ahead(pair.ours.get()));
-  CHECK_FALSE(peer_runs_ahead(pair.theirs.get()));
+  CHECK_FALSE(wire::peer_runs_ahead(pair.ours.get()));
+  CHECK_FALSE(wire::peer_runs_ahead(pair.theirs.get()));
 }
 
 TEST_CASE("a peer at a lower nice value runs ahead, and not the other way round", "[peer-priority]") {
   // A socket pair's peer credentials name the process that made it: this test.
   SocketPair pair = socket_pair();
-  CHECK(in_child_niced_by(5, [&] { return peer_runs_ahead(pair.theirs.get()); }) == 1);
+  CHECK(in_child_niced_by(5, [&] { return wire::peer_runs_ahead(pair.theirs.get()); }) == 1);
 
   // A niced child that connects to this process: its end is behind, ours is not ahead.
   UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM, 0));
@@ -81,11 +80,10 @@ TEST_CASE("a peer at a lower nice value runs ahead, and not the other way round"
   }
   UniqueFd accepted(::accept(listener.get(), nullptr, nullptr));
   REQUIRE(accepted.get() >= 0);
-  ucred peer{};
-  socklen_t peer_length = sizeof(peer);
-  REQUIRE(::getsockopt(accepted.get(), SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) == 0);
-  CHECK(peer.pid == child);
-  CHECK_FALSE(peer_runs_ahead(accepted.get()));
+  const Result<wire::PeerCredentials> peer = wire::peer_credentials(accepted.get());
+  REQUIRE(peer.ok());
+  CHECK(peer.value().pid == child);
+  CHECK_FALSE(wire::peer_runs_ahead(accepted.get()));
   accepted.reset();
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
@@ -94,12 +92,12 @@ TEST_CASE("a peer at a lower nice value runs ahead, and not the other way round"
 }
 
 TEST_CASE("a descriptor that is no Unix socket does not run ahead", "[peer-priority]") {
-  CHECK_FALSE(peer_runs_ahead(-1));
+  CHECK_FALSE(wire::peer_runs_ahead(-1));
   int pipe_fds[2] = {-1, -1};
   REQUIRE(::pipe(pipe_fds) == 0);
   UniqueFd read_end(pipe_fds[0]);
   UniqueFd write_end(pipe_fds[1]);
-  CHECK_FALSE(peer_runs_ahead(read_end.get()));
+  CHECK_FALSE(wire::peer_runs_ahead(read_end.get()));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-#include "client/api/peer_priority.h"
+#include "proto/wire/peer_priority.h"
 
 #include <sys/resource.h>
-#include <sys/socket.h>
 
 #include <cerrno>
 
-namespace accord {
+#include "proto/wire/session_channel.h"
+
+namespace accord::wire {
 namespace {
 
 // The nice value of `pid` (0: this process), or false when it cannot be read: -1 is
@@ -21,12 +22,11 @@ bool nice_of(int pid, int& nice) noexcept {
 }  // namespace
 
 bool peer_runs_ahead(int unix_socket) noexcept {
-  ucred peer{};
-  socklen_t length = sizeof(peer);
-  if (::getsockopt(unix_socket, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.pid <= 0) return false;
+  const Result<PeerCredentials> peer = peer_credentials(unix_socket);
+  if (!peer.ok() || peer.value().pid <= 0) return false;
   int theirs = 0;
   int ours = 0;
-  return nice_of(peer.pid, theirs) && nice_of(0, ours) && theirs < ours;
+  return nice_of(peer.value().pid, theirs) && nice_of(0, ours) && theirs < ours;
 }
 
-}  // namespace accord
+}  // namespace accord::wire

@@ -4,10 +4,11 @@
 // scheduler preempts the spinner whenever one of accordd's threads becomes runnable.
 #pragma once
 
-namespace accord {
+namespace accord::wire {
 
-// False when it cannot tell: no peer credentials, a peer in another PID namespace (pid
-// 0), or a process that has gone. Never throws; one getsockopt and two getpriority calls.
+// False when it cannot tell: no peer credentials (peer_credentials), a peer in another
+// PID namespace (pid 0), or a process that has gone. Never throws; one getsockopt and
+// two getpriority calls.
 bool peer_runs_ahead(int unix_socket) noexcept;
 
-}  // namespace accord
+}  // namespace accord::wire
