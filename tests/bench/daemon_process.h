@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -37,8 +38,9 @@ namespace accord::bench {
 }
 
 class DaemonProcess;
-inline DaemonProcess* g_daemon = nullptr;  // stopped at exit, so a failed check never leaves it running
-inline pid_t g_daemon_owner = 0;           // the process that spawned it (not a forked child)
+// Every accordd running, stopped at exit, so a failed check never leaves one behind.
+inline std::vector<DaemonProcess*> g_daemons;
+inline pid_t g_daemon_owner = 0;  // the process that spawned them (not a forked child)
 void stop_daemon_at_exit();
 
 // The real accordd, started with an empty config file (so /etc/accord/accordd.toml cannot
@@ -54,9 +56,9 @@ class DaemonProcess {
     char dir[] = "/tmp/accord-dbench-XXXXXX";
     if (!mkdtemp(dir)) fail(std::string("mkdtemp: ") + std::strerror(errno));
     dir_ = dir;
-    g_daemon = this;
+    if (g_daemons.empty() && g_daemon_owner == 0) std::atexit(stop_daemon_at_exit);
+    g_daemons.push_back(this);
     g_daemon_owner = getpid();
-    std::atexit(stop_daemon_at_exit);
     grpc_socket_ = dir_ + "/accord.sock";
     session_socket_ = dir_ + "/session.sock";  // beside the gRPC socket, where Runtime::connect looks
     config_ = dir_ + "/accordd.toml";
@@ -94,7 +96,7 @@ class DaemonProcess {
   }
   ~DaemonProcess() {
     stop();
-    g_daemon = nullptr;
+    g_daemons.erase(std::remove(g_daemons.begin(), g_daemons.end(), this), g_daemons.end());
   }
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;
@@ -164,7 +166,8 @@ class DaemonProcess {
 };
 
 inline void stop_daemon_at_exit() {
-  if (g_daemon && getpid() == g_daemon_owner) g_daemon->stop();
+  if (getpid() != g_daemon_owner) return;
+  for (DaemonProcess* daemon : g_daemons) daemon->stop();
 }
 
 // The CPU-time clock of another process (accordd), readable on Linux; nullopt when not.

@@ -391,7 +391,11 @@ void tenant_processes(const std::string& label) {
   // executor process, the default), each a session of its own.
   // ACCORD_BENCH_ACCORDD_ARGS (words split at spaces) go to accordd's command line, so
   // that one call can compare its settings (--ring-pollers, --gpu-executors=false).
-  std::optional<bench::DaemonProcess> accordd;
+  // ACCORD_BENCH_ACCORDD_COUNT (1-16, default 1): that many accordds, tenant t a client of
+  // accordd t % COUNT. Under an MPS server (CUDA_MPS_PIPE_DIRECTORY in the environment)
+  // their executors are MPS clients: what launching from several processes gives.
+  std::vector<std::unique_ptr<bench::DaemonProcess>> daemons;
+  std::vector<std::string> sockets;
   std::string socket;
   std::string how = label;
   if (label == "accordd") {
@@ -407,9 +411,16 @@ void tenant_processes(const std::string& label) {
     const char* other = std::getenv("ACCORD_BENCH_ACCORDD_BINARY");
     const std::string binary = other != nullptr && *other != '\0' ? other : ACCORD_BENCH_ACCORDD;
     if (binary != ACCORD_BENCH_ACCORDD) how += " (" + binary + ")";
-    accordd.emplace(binary, args);
-    socket = accordd->grpc_socket();
+    int count = 1;
+    if (const char* text = std::getenv("ACCORD_BENCH_ACCORDD_COUNT")) count = std::clamp(std::atoi(text), 1, 16);
+    if (count > 1) how += " x" + std::to_string(count) + " accordds";
+    for (int i = 0; i < count; ++i) {
+      daemons.push_back(std::make_unique<bench::DaemonProcess>(binary, args));
+      sockets.push_back(daemons.back()->grpc_socket());
+    }
+    socket = sockets.front();
   }
+  bench::DaemonProcess* accordd = daemons.empty() ? nullptr : daemons.front().get();
   std::printf("\n4. 16 tenant processes looping a 10-kernel graph of 2 us kernels (%s) for %lld s\n",
               socket.empty() ? "direct launches" : "through accordd", static_cast<long long>(kProcessDuration.count()));
   std::printf("  %-42s %14s %10s %10s\n", "how", "graphs/s", "p50 us", "p99 us");
@@ -418,7 +429,7 @@ void tenant_processes(const std::string& label) {
   for (int t = 0; t < kTenantProcesses; ++t) {
     std::string config = "child:" + std::to_string(start_ns) + ":" + std::to_string(end_ns) + ":" + dir +
                          "/tenant-" + std::to_string(t) + ".bin";
-    if (!socket.empty()) config += ":" + socket;
+    if (!sockets.empty()) config += ":" + sockets[static_cast<std::size_t>(t) % sockets.size()];
     char self[] = "/proc/self/exe";
     char flag[] = "--config";
     std::vector<char> value(config.begin(), config.end());
@@ -432,7 +443,7 @@ void tenant_processes(const std::string& label) {
     children.push_back(pid);
   }
   // accordd's and its executors' threads over the measured window: which ran, which
-  // waited for a CPU.
+  // waited for a CPU (the first accordd's, when there are several).
   std::optional<ProcessTreeAccount> threads;
   if (accordd) {
     threads.emplace(accordd->pid());
