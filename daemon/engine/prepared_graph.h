@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accord/lane.h"
+#include "client/api/wait_forecast.h"
 #include "daemon/devices/device.h"
 #include "daemon/devices/device_registry.h"
 #include "daemon/engine/access_summary.h"
@@ -77,6 +78,10 @@ class PreparedGraph final : public RefCounted {
   // end; relaunching that very slot made its launching thread look for the report first.
   std::size_t& next_slot() noexcept { return next_slot_; }
 
+  // How long its submissions take from acceptance to their end, so that a waiter may
+  // sleep through most of it (Scheduler::help_until_terminal). Thread-safe.
+  WaitForecast& forecast() const noexcept { return forecast_; }
+
   bool quarantined() const noexcept { return quarantined_.load(std::memory_order_acquire); }
   void quarantine() noexcept { quarantined_.store(true, std::memory_order_release); }
 
@@ -100,6 +105,7 @@ class PreparedGraph final : public RefCounted {
   std::vector<std::unique_ptr<Submission>> slots_;
   std::size_t next_slot_ = 0;  // the session's scheduling lock
   std::atomic<bool> quarantined_{false};
+  mutable WaitForecast forecast_;
 };
 
 }  // namespace accord::engine

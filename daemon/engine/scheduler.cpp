@@ -6,8 +6,11 @@
 
 #include <sched.h>
 
+#include <utility>
+
 #include "client/api/futex.h"
 #include "client/api/thread_name.h"
+#include "client/api/wait_forecast.h"
 
 namespace accord::engine {
 namespace {
@@ -270,6 +273,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
     }
   }
   std::unique_lock lock(q.mu);
+  bool slept = false;
   while (!submission.terminal()) {
     if (RegionRun* run = pick_locked(q, &submission)) {
       lock.unlock();
@@ -279,7 +283,21 @@ void Scheduler::help_until_terminal(Submission& submission) {
     }
     const std::uint32_t seen = progress_.load();
     const std::optional<devices::DeviceIndex> blocking = waitable_device_locked(submission);
+    const Clock::time_point accepted = submission.accepted;
     lock.unlock();
+    const bool polls = polls_devices(submission.graph());
+    // Nothing of ours to run here and a device still at it: asleep through most of what
+    // this graph usually takes (nobody is asked to wake us), once per wait, then the
+    // spin below sees it end. Polling devices only: the others wake their waiters.
+    if (polls && !std::exchange(slept, true)) {
+      const std::int64_t sleep = submission.graph().forecast().sleep_ns(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - accepted).count());
+      if (sleep > 0) {
+        sleep_precisely(sleep);
+        lock.lock();
+        continue;
+      }
+    }
     // A region of ours is usually running on a worker or a device and ends within
     // microseconds: spin briefly before sleeping, so a short region costs no futex round
     // trip (sleeping and being woken costs 5-10 us on a 2-core VM). A device that
@@ -288,7 +306,6 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // With every core taken (sixteen tenants polling on sixteen cores), a poller gives its
     // core up between looks: the thread that would end its wait (a GPU executor's
     // consumer, woken to launch) is otherwise queued behind pollers for a scheduler slice.
-    const bool polls = polls_devices(submission.graph());
     const bool yield = polls && !spare_cores_.spare();
     const auto spin_until = Clock::now() + (polls ? options_.device_wait_spin : kWaitSpin);
     while (!submission.terminal() && Clock::now() < spin_until) {

@@ -2,10 +2,11 @@
 # Two builds side by side on a GPU machine, as root, in one call of about 3 minutes:
 # BUILD_DIR holds the change (tests/bench/gpu_graph_bench, daemon/accordd) and the
 # builds it is compared with, copied beside them as tests/bench/gpu_graph_bench.before
-# and daemon/accordd.before. Alternately in two rounds: 16 embedded runtimes (the two
-# benches) and 16 client processes through accordd at nice -10, as its unit runs it (the
-# change's clients, each accordd through ACCORD_BENCH_ACCORDD_BINARY); MPS last, for the
-# ratio. Writes OUT_DIR/rows.log.
+# and daemon/accordd.before. Alternately in two rounds, each build's bench with its own
+# accordd (through ACCORD_BENCH_ACCORDD_BINARY): 16 embedded runtimes, 16 client
+# processes through accordd at nice -10 as its unit runs it, and the 1- and 10-kernel
+# latency rows embedded and through accordd; MPS last, for the ratio. Writes
+# OUT_DIR/rows.log.
 #   tests/bench/gpu_build_ab.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 row_limit=120
@@ -21,8 +22,12 @@ for round in 1 2; do
     suffix=""
     [[ $side == before ]] && suffix=.before
     row "round $round, $side: 16 embedded runtimes" "$bench$suffix" --config tenants:accord
-    ACCORD_BENCH_ACCORDD_NICE=-10 ACCORD_BENCH_ACCORDD_BINARY=$build/daemon/accordd$suffix \
-      row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
+    export ACCORD_BENCH_ACCORDD_BINARY=$build/daemon/accordd$suffix
+    ACCORD_BENCH_ACCORDD_NICE=-10 \
+      row "round $round, $side: 16 processes through accordd" "$bench$suffix" --config processes:accordd
+    row "round $round, $side: accordd 1 / 10 kernels" "$bench$suffix" --config daemon --iterations 10000
+    row "round $round, $side: embedded 1 / 10 / 100 kernels" "$bench$suffix" --config latency --iterations 6000
+    unset ACCORD_BENCH_ACCORDD_BINARY
   done
 done
 rows_finish "$bench"

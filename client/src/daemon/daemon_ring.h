@@ -7,6 +7,7 @@
 // one reads answers (a try-lock: the others watch their ticket and the doorbell).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "accord/status.h"
 #include "client/api/unique_fd.h"
 #include "client/api/spare_core_probe.h"
+#include "client/api/wait_forecast.h"
 #include "proto/wire/submission_ring.h"
 
 namespace accord::detail {
@@ -94,7 +96,15 @@ class DaemonRing {
     std::string message;
     double elapsed_us = 0;
     double queue_us = -1;
+    // A submission's graph and when accordd accepted it (steady clock), for its forecast.
+    std::uint64_t graph = 0;
+    std::int64_t accepted_ns = 0;
   };
+  // How long the graphs of this session take inside accordd, by graph handle (handles
+  // that share an entry share a forecast: the lower of the two wins, so a sleep stays
+  // short). Fixed, so that waits never allocate.
+  static constexpr std::size_t kForecasts = 64;
+  WaitForecast& forecast_of(std::uint64_t graph) noexcept { return forecasts_[graph % kForecasts]; }
 
   DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket, std::chrono::microseconds spin);
   Status push(const wire::SubmitEntry& entry);
@@ -131,6 +141,7 @@ class DaemonRing {
   mutable std::mutex tickets_mu_;
   std::vector<std::unique_ptr<Ticket>> tickets_;
   std::vector<std::uint32_t> free_;  // reserved for every ticket
+  std::array<WaitForecast, kForecasts> forecasts_;
 };
 
 }  // namespace accord::detail

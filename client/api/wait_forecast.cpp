@@ -1,0 +1,45 @@
+// The forecast is one word and the sleep is a timer: nothing here allocates or takes a
+// lock, since both sit on the wait of every submission.
+#include "client/api/wait_forecast.h"
+
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace accord {
+
+void WaitForecast::record(std::int64_t run_ns) noexcept {
+  if (run_ns <= 0) return;
+  const std::int64_t floor = floor_ns_.load(std::memory_order_relaxed);
+  const std::int64_t next = floor == 0 || run_ns < floor ? run_ns : floor + (run_ns - floor) / 32;
+  floor_ns_.store(next, std::memory_order_relaxed);
+}
+
+std::int64_t WaitForecast::sleep_ns(std::int64_t elapsed_ns) const noexcept {
+  const std::int64_t floor = floor_ns_.load(std::memory_order_relaxed);
+  if (floor == 0) return 0;
+  const std::int64_t sleep = floor - std::max(kLeadNs, floor / 4) - elapsed_ns;
+  return sleep >= kMinSleepNs ? sleep : 0;
+}
+
+void sleep_precisely(std::int64_t ns) noexcept {
+  if (ns <= 0) return;
+  const int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  if (slack > 1000) static_cast<void>(prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0));
+  timespec until{};
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += ns / 1'000'000'000;
+  until.tv_nsec += ns % 1'000'000'000;
+  if (until.tv_nsec >= 1'000'000'000) {
+    ++until.tv_sec;
+    until.tv_nsec -= 1'000'000'000;
+  }
+  // EINTR: a signal handler ran; sleep on to the same end.
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) == EINTR) {
+  }
+  if (slack > 1000) static_cast<void>(prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack), 0, 0, 0));
+}
+
+}  // namespace accord

@@ -1,0 +1,52 @@
+// WaitForecast: how long a piece of work that is submitted again and again (a prepared
+// graph) usually takes, so that a thread waiting for it can sleep through most of that
+// time instead of spinning on a core for all of it, and spin only near the end. With
+// sixteen tenants spinning through 40 us GPU graphs on sixteen CPUs, the threads that
+// launch and complete their work (accordd's, or the driver's lock holder) wait for a
+// core behind them; a waiter asleep until just before its work ends gives its core back
+// without asking anyone to wake it.
+// Thread-safety: every member is thread-safe (one atomic word; a lost update only
+// delays how fast the forecast follows the work).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace accord {
+
+class WaitForecast {
+ public:
+  // Sleeping is worth it only when this much of it is left: shorter sleeps cost more in
+  // timer and wake-up latency than the spin they save.
+  static constexpr std::int64_t kMinSleepNs = 10'000;
+  // Wakes this long before the forecast end (or a quarter of it, if that is more): a
+  // timer's wake-up on a busy virtual machine takes a few microseconds, sometimes more.
+  static constexpr std::int64_t kLeadNs = 10'000;
+
+  // Records how long one run took, measured where the waiter's own sleep cannot lengthen
+  // it (from acceptance to the terminal result, as the engine records it). The forecast
+  // is a low estimate: it drops to any shorter run at once and rises a 32nd of the way
+  // towards a longer one, so that a sleep rarely outlasts the work.
+  void record(std::int64_t run_ns) noexcept;
+  // How long a waiter whose run began `elapsed_ns` ago should sleep now: 0 when the
+  // forecast is unknown, or what would be left of the sleep is under kMinSleepNs.
+  std::int64_t sleep_ns(std::int64_t elapsed_ns) const noexcept;
+  std::int64_t forecast_ns() const noexcept { return floor_ns_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::int64_t> floor_ns_{0};
+};
+
+// The steady clock in nanoseconds, as forecasts and their callers measure runs.
+inline std::int64_t steady_clock_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Sleeps `ns` on the monotonic clock with this thread's timer slack at 1 us for the
+// sleep (Linux's default of 50 us would end a 30 us sleep up to 50 us late), then puts
+// the thread's own slack back.
+void sleep_precisely(std::int64_t ns) noexcept;
+
+}  // namespace accord
