@@ -24,8 +24,15 @@ std::int64_t WaitForecast::sleep_ns(std::int64_t elapsed_ns) const noexcept {
   return sleep >= kMinSleepNs ? sleep : 0;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_sleeps{0};
+}  // namespace
+
+std::uint64_t forecast_sleeps() noexcept { return g_sleeps.load(std::memory_order_relaxed); }
+
 void sleep_precisely(std::int64_t ns) noexcept {
   if (ns <= 0) return;
+  g_sleeps.fetch_add(1, std::memory_order_relaxed);
   const int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
   if (slack > 1000) static_cast<void>(prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0));
   timespec until{};

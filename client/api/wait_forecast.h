@@ -46,7 +46,9 @@ inline std::int64_t steady_clock_ns() noexcept {
 
 // Sleeps `ns` on the monotonic clock with this thread's timer slack at 1 us for the
 // sleep (Linux's default of 50 us would end a 30 us sleep up to 50 us late), then puts
-// the thread's own slack back.
+// the thread's own slack back, and counts the sleep in forecast_sleeps().
 void sleep_precisely(std::int64_t ns) noexcept;
+// How many sleeps sleep_precisely() took in this process, for benchmarks and tests.
+std::uint64_t forecast_sleeps() noexcept;
 
 }  // namespace accord

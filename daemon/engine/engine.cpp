@@ -13,7 +13,8 @@ Engine::Engine(devices::DeviceRegistry devices, const EngineOptions& options)
     : devices_(std::move(devices)),
       scheduler_(std::make_unique<Scheduler>(
           devices_, stats_, SchedulerOptions{options.worker_threads, options.watchdog_timeout, options.on_device_lost,
-                                          options.on_device_recovered})) {}
+                                          options.on_device_recovered, std::chrono::microseconds{1000},
+                                          options.forecast_sleep})) {}
 
 Engine::~Engine() {
   // Drain and join while scheduler_ still points at the scheduler: finishing regions

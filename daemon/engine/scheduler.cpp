@@ -289,7 +289,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // Nothing of ours to run here and a device still at it: asleep through most of what
     // this graph usually takes (nobody is asked to wake us), once per wait, then the
     // spin below sees it end. Polling devices only: the others wake their waiters.
-    if (polls && !std::exchange(slept, true)) {
+    if (polls && options_.forecast_sleep && !std::exchange(slept, true)) {
       const std::int64_t sleep = submission.graph().forecast().sleep_ns(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - accepted).count());
       if (sleep > 0) {

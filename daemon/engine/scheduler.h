@@ -63,6 +63,10 @@ struct SchedulerOptions {
   // graph of small kernels ends within tens of microseconds; as long as this, polling
   // costs the waiter's core what cuStreamSynchronize's spin would.
   std::chrono::microseconds device_wait_spin{1000};
+  // A thread waiting for its submission on a device that completes by polling first
+  // sleeps through most of what the graph took before (PreparedGraph::forecast()), so
+  // that many waiting tenants leave the cores to the threads that launch and complete.
+  bool forecast_sleep = true;
 };
 
 class Scheduler final : private devices::DeviceLossObserver {

@@ -167,6 +167,7 @@ Runtime open_runtime(int priority, const DeviceOptions& device_options, const st
   options.devices = {"cuda"};
   options.device_options = device_options;
   options.gpu_executor = executor;
+  options.forecast_sleep = forecast_sleep_from_environment();
   return unwrap(Runtime::embedded(options), "Runtime::embedded");
 }
 
@@ -192,6 +193,11 @@ void AccordChain::run_once() const {
   check(c.wait(), "wait");
   if (profiles != nullptr)
     if (std::optional<CompletionProfile> p = c.profile()) profiles->push_back(p->elapsed_us);
+}
+
+bool forecast_sleep_from_environment() {
+  const char* text = std::getenv("ACCORD_BENCH_FORECAST_SLEEP");
+  return text == nullptr || std::string(text) != "0";
 }
 
 DeviceOptions options_from_environment() {

@@ -143,5 +143,8 @@ std::pair<Summary, Summary> interleaved(const First& first, const Second& second
 // The embedded rows' device options from ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE"
 // split at spaces), so that one call can compare the backend's settings.
 DeviceOptions options_from_environment();
+// RuntimeOptions::forecast_sleep for every runtime the bench opens: ACCORD_BENCH_FORECAST_SLEEP=0
+// turns it off, so that one build can compare both.
+bool forecast_sleep_from_environment();
 
 }  // namespace accord::bench::gpu

@@ -249,6 +249,7 @@ void neighbour(std::size_t iterations, const std::string& socket) {
     if (socket.empty()) return AccordChain(kernels, spin_ns, grid, block, priority, options_from_environment());
     RuntimeOptions options;
     options.priority = priority;
+    options.forecast_sleep = forecast_sleep_from_environment();
     return AccordChain(unwrap(Runtime::connect(socket, options), "Runtime::connect"), kernels, spin_ns, grid, block);
   };
   std::printf("\n3%s. noisy neighbour%s: one tenant saturating every SM with 50 us blocks, three timing a 1-kernel graph\n",
@@ -345,6 +346,7 @@ int accordd_tenant_child(std::int64_t start_ns, std::int64_t end_ns, const std::
   // spare; with 16 clients and accordd's threads on 16 CPUs a client spins a few
   // microseconds whatever it says.
   RuntimeOptions options;
+  options.forecast_sleep = forecast_sleep_from_environment();
   if (const char* spin = std::getenv("ACCORD_BENCH_RING_SPIN_US"))
     options.ring_spin = std::chrono::microseconds(std::atoll(spin));
   auto runtime = Runtime::connect(socket, options);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "accord/accord.h"
+#include "client/api/wait_forecast.h"
 #include "tests/bench/daemon_process.h"
 #include "tests/bench/gpu_bench_chains.h"
 #include "tests/bench/gpu_bench_tenants.h"
@@ -38,6 +39,12 @@ using namespace accord::bench;
 using namespace accord::bench::gpu;
 
 namespace {
+
+// How many waits of this process so far slept through a forecast (RuntimeOptions::forecast_sleep).
+void print_forecast_sleeps() {
+  std::printf("  (waits that slept through a forecast in this process so far: %llu)\n",
+              static_cast<unsigned long long>(forecast_sleeps()));
+}
 
 void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
   std::printf("\n1. submit -> complete of a chain of small kernels (us; %zu samples each)\n", iterations);
@@ -60,6 +67,7 @@ void latency(const cu::CudaSymbols& cuda, std::size_t iterations) {
     const Summary a = time_us(100, n, [&] { accord.run_once(); });
     std::printf("  %-8zu %12.2f %12.2f %12.2f %12.2f %10.3f\n", kernels, d.p50, d.p99, a.p50, a.p99, a.p50 / d.p50);
   }
+  print_forecast_sleeps();
 }
 
 // The hop to a GPU executor (issue 10): the same Accord chain with the GPU driven in this
@@ -76,6 +84,7 @@ void executor_latency(std::size_t iterations) {
     const auto [l, r] = interleaved(local, remote, iterations);
     std::printf("  %-8zu %14.2f %14.2f %14.2f %14.2f %12.2f\n", kernels, l.p50, l.p99, r.p50, r.p99, r.p50 - l.p50);
   }
+  print_forecast_sleeps();
 }
 
 // Issue 9's GPU rows: the same chains through the real accordd (a client process over the
@@ -98,6 +107,7 @@ void daemon_latency(const cu::CudaSymbols& cuda, std::size_t iterations, bool ex
               "accordd p99", "ratio p50", "inside p50");
   RuntimeOptions options;
   options.ring_spin = std::chrono::seconds(1);
+  options.forecast_sleep = forecast_sleep_from_environment();
   for (std::size_t kernels : {1, 10}) {
     DirectChain direct(cuda, kernels, 0, {1, 1, 1}, {32, 1, 1}, 0);
     AccordChain remote(unwrap(Runtime::connect(accordd.grpc_socket(), options), "Runtime::connect"), kernels, 0,
@@ -237,7 +247,10 @@ int main(int argc, char** argv) {
   if (flags.config.empty() || flags.config == "latency" || flags.config == "parts")
     latency_parts(*cuda.value(), iterations);
   if (flags.config.empty() || flags.config == "tenants") tenants(*cuda.value(), "");
-  if (flags.config.rfind("tenants:", 0) == 0) tenants(*cuda.value(), flags.config.substr(8));
+  if (flags.config.rfind("tenants:", 0) == 0) {
+    tenants(*cuda.value(), flags.config.substr(8));
+    print_forecast_sleeps();
+  }
   if (flags.config.rfind("launchers:", 0) == 0) {
     // launchers:N[:TAIL]
     const std::string spec = flags.config.substr(10);

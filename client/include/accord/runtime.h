@@ -98,6 +98,13 @@ struct RuntimeOptions {
   // accordd the core); otherwise at most a few microseconds, since its spinning would
   // keep accordd's poller off the core it needs to answer.
   std::chrono::microseconds ring_spin{50};
+  // A thread waiting for a GPU graph (embedded) or for any graph through accordd's ring
+  // sleeps through most of what that graph took before (a low estimate of its recent
+  // runs, less a lead of at least 10 us), when 10 us of sleep or more is left, and only
+  // then spins as above. With many tenants on one machine, the cores it gives back are
+  // the ones accordd and the GPU driver need; nobody has to wake it. Graphs that took
+  // under about 20 us are never slept through. False: spin from the start.
+  bool forecast_sleep = true;
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
   // priority outside -1000..1000, and for a watchdog_timeout that is not positive.

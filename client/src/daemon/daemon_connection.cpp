@@ -99,7 +99,7 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   if (options.submission_ring) {
     // A daemon with no room for another ring (Busy) or none at all (Unsupported) still
     // serves the session: every call then goes through gRPC.
-    const Status ring = c->open_ring(welcome->max_submissions, options.ring_spin);
+    const Status ring = c->open_ring(welcome->max_submissions, options.ring_spin, options.forecast_sleep);
     if (!ring.ok() && ring.kind() != ErrorKind::Busy && ring.kind() != ErrorKind::Unsupported) return ring;
   }
 
@@ -110,7 +110,8 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   return c;
 }
 
-Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin) {
+Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin,
+                                   bool forecast_sleep) {
   const std::lock_guard lock(session_mu_);
   const std::uint32_t id = next_request_++;
   ACCORD_RETURN_IF_ERROR(
@@ -123,7 +124,8 @@ Status DaemonConnection::open_ring(std::uint64_t max_submissions, std::chrono::m
     return invalid_error("accordd answered OpenRing with message type " + std::to_string(message.header.type));
   // Tickets: every submission accordd lets this session have pending, and as many again
   // held by completions not yet dropped; beyond that submissions go through gRPC.
-  ACCORD_ASSIGN_OR_RETURN(ring_, DaemonRing::attach(std::move(message.fd), 2 * max_submissions, session_.get(), spin));
+  ACCORD_ASSIGN_OR_RETURN(ring_, DaemonRing::attach(std::move(message.fd), 2 * max_submissions, session_.get(), spin,
+                                                      forecast_sleep));
   return Status();
 }
 

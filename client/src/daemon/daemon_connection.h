@@ -60,7 +60,7 @@ class DaemonConnection {
 
  private:
   DaemonConnection() = default;
-  Status open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin);
+  Status open_ring(std::uint64_t max_submissions, std::chrono::microseconds spin, bool forecast_sleep);
   UniqueFd session_;
   std::mutex session_mu_;
   std::uint32_t next_request_ = 1;

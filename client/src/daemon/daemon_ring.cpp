@@ -28,16 +28,17 @@ std::uint64_t tag_of(std::uint32_t index, std::uint32_t generation) {
 }  // namespace
 
 Result<std::unique_ptr<DaemonRing>> DaemonRing::attach(UniqueFd fd, std::size_t tickets, int session_socket,
-                                                       std::chrono::microseconds spin) {
+                                                       std::chrono::microseconds spin, bool forecast_sleep) {
   ACCORD_ASSIGN_OR_RETURN(wire::SubmissionRing ring, wire::SubmissionRing::attach(std::move(fd)));
-  return std::unique_ptr<DaemonRing>(new DaemonRing(std::move(ring), tickets, session_socket, spin));
+  return std::unique_ptr<DaemonRing>(new DaemonRing(std::move(ring), tickets, session_socket, spin, forecast_sleep));
 }
 
 DaemonRing::DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket,
-                       std::chrono::microseconds spin)
+                       std::chrono::microseconds spin, bool forecast_sleep)
     : ring_(std::move(ring)),
       session_socket_(session_socket),
       spin_(spin),
+      forecast_sleep_(forecast_sleep),
       accordd_ahead_(wire::peer_runs_ahead(session_socket)),
       requests_(ring_.submissions()),
       answers_(ring_.completions()) {
@@ -166,7 +167,7 @@ Result<bool> DaemonRing::wait(std::uint32_t ticket, std::chrono::nanoseconds tim
   // Asleep through most of what the graph usually takes (nobody is asked to wake us),
   // then spin or sleep on the doorbell as before. A forecast is known only after a run
   // of this graph, and only a sleep within the caller's timeout is taken.
-  if (!terminal()) {
+  if (forecast_sleep_ && !terminal()) {
     const std::int64_t sleep = forecast.sleep_ns(steady_clock_ns() - t.accepted_ns);
     if (sleep > 0 && (timeout.count() < 0 || sleep < timeout.count())) {
       sleep_precisely(sleep);

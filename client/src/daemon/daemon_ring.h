@@ -34,9 +34,10 @@ class DaemonRing {
   // is watched while waiting, so a wait ends with DeviceLost when accordd goes away.
   // `spin`: how long a waiting thread spins before it sleeps on the doorbell, while the
   // machine has a core to spare (SpareCoreProbe) or accordd runs ahead of this process
-  // (wire::peer_runs_ahead); at most a few microseconds otherwise.
+  // (wire::peer_runs_ahead); at most a few microseconds otherwise. `forecast_sleep`:
+  // a wait first sleeps through most of what its graph took before (WaitForecast).
   static Result<std::unique_ptr<DaemonRing>> attach(UniqueFd fd, std::size_t tickets, int session_socket,
-                                                    std::chrono::microseconds spin);
+                                                    std::chrono::microseconds spin, bool forecast_sleep);
 
   struct Accepted {
     std::uint32_t ticket = 0;
@@ -106,7 +107,8 @@ class DaemonRing {
   static constexpr std::size_t kForecasts = 64;
   WaitForecast& forecast_of(std::uint64_t graph) noexcept { return forecasts_[graph % kForecasts]; }
 
-  DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket, std::chrono::microseconds spin);
+  DaemonRing(wire::SubmissionRing ring, std::size_t tickets, int session_socket, std::chrono::microseconds spin,
+             bool forecast_sleep);
   Status push(const wire::SubmitEntry& entry);
   // Sends `entry` under a free ticket (its tag is set here) and waits for accordd's first
   // answer. Empty, sending nothing, when no ticket is free. When accepted, the ticket is
@@ -129,6 +131,7 @@ class DaemonRing {
   wire::SubmissionRing ring_;
   const int session_socket_;
   const std::chrono::microseconds spin_;
+  const bool forecast_sleep_;
   // accordd runs at a lower nice value: spinning cannot keep its threads off a core.
   const bool accordd_ahead_;
   SpareCoreProbe cores_;  // whether spinning up to spin_ makes sense now

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Waiters that sleep through most of a graph's forecast (RuntimeOptions::forecast_sleep,
+# the default) against waiters that spin from the start (ACCORD_BENCH_FORECAST_SLEEP=0),
+# one build, on a GPU machine, as root, in one call of about 4 minutes. Alternately in two
+# rounds: 16 embedded runtimes, 16 client processes through accordd at nice -10 as its
+# unit runs it, and the 1- / 10- / 100-kernel latency rows embedded and through accordd;
+# then both noisy-neighbour rows with the default, and MPS for the ratio.
+#   tests/bench/gpu_forecast_ab.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+row_limit=120
+source "$(dirname "$0")/gpu_rows_common.sh"
+rows_setup gpu_forecast_ab.sh "$@"
+bench=$build/tests/bench/gpu_graph_bench
+nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
+for round in 1 2; do
+  for sleep in 0 1; do
+    export ACCORD_BENCH_FORECAST_SLEEP=$sleep
+    side="forecast sleep $([[ $sleep == 1 ]] && echo on || echo off)"
+    row "round $round, $side: 16 embedded runtimes" "$bench" --config tenants:accord
+    ACCORD_BENCH_ACCORDD_NICE=-10 row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
+    row "round $round, $side: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
+    row "round $round, $side: embedded 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
+  done
+done
+unset ACCORD_BENCH_FORECAST_SLEEP
+row "noisy neighbour, embedded" "$bench" --config neighbour --iterations 3000
+row "noisy neighbour through accordd" "$bench" --config neighbour-daemon --iterations 3000
+rows_finish "$bench"
