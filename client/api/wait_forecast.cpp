@@ -17,6 +17,11 @@ void WaitForecast::record(std::int64_t run_ns) noexcept {
   floor_ns_.store(next, std::memory_order_relaxed);
 }
 
+void WaitForecast::overslept() noexcept {
+  const std::int64_t floor = floor_ns_.load(std::memory_order_relaxed);
+  floor_ns_.store(floor - floor / 4, std::memory_order_relaxed);
+}
+
 std::int64_t WaitForecast::sleep_ns(std::int64_t elapsed_ns) const noexcept {
   const std::int64_t floor = floor_ns_.load(std::memory_order_relaxed);
   if (floor == 0) return 0;

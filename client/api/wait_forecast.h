@@ -25,10 +25,14 @@ class WaitForecast {
   static constexpr std::int64_t kLeadNs = 10'000;
 
   // Records how long one run took, measured where the waiter's own sleep cannot lengthen
-  // it (from acceptance to the terminal result, as the engine records it). The forecast
+  // it: accordd's own elapsed time, or a run whose end the waiter watched (a run finished
+  // late by another thread while its waiter slept would feed the sleep back). The forecast
   // is a low estimate: it drops to any shorter run at once and rises a 32nd of the way
   // towards a longer one, so that a sleep rarely outlasts the work.
   void record(std::int64_t run_ns) noexcept;
+  // A waiter slept through the whole run (it had ended when the waiter woke): the
+  // forecast drops by a quarter, since the run's true length is unknown but shorter.
+  void overslept() noexcept;
   // How long a waiter whose run began `elapsed_ns` ago should sleep now: 0 when the
   // forecast is unknown, or what would be left of the sleep is under kMinSleepNs.
   std::int64_t sleep_ns(std::int64_t elapsed_ns) const noexcept;

@@ -273,7 +273,13 @@ void Scheduler::help_until_terminal(Submission& submission) {
     }
   }
   std::unique_lock lock(q.mu);
+  const bool polls = polls_devices(submission.graph());
   bool slept = false;
+  // How this wait saw the end, for the forecast: a waiter that woke to a run already
+  // over slept too long; one that blocked saw the end late (a background thread finished
+  // it); only one that watched it end measures it.
+  bool overslept = false;
+  bool blocked = false;
   while (!submission.terminal()) {
     if (RegionRun* run = pick_locked(q, &submission)) {
       lock.unlock();
@@ -285,7 +291,6 @@ void Scheduler::help_until_terminal(Submission& submission) {
     const std::optional<devices::DeviceIndex> blocking = waitable_device_locked(submission);
     const Clock::time_point accepted = submission.accepted;
     lock.unlock();
-    const bool polls = polls_devices(submission.graph());
     // Nothing of ours to run here and a device still at it: asleep through most of what
     // this graph usually takes (nobody is asked to wake us), once per wait, then the
     // spin below sees it end. Polling devices only: the others wake their waiters.
@@ -294,6 +299,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - accepted).count());
       if (sleep > 0) {
         sleep_precisely(sleep);
+        overslept = submission.terminal();
         lock.lock();
         continue;
       }
@@ -322,15 +328,27 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // completion thread, which would then wake this one.
     if (blocking && !submission.terminal() && progress_.load() == seen &&
         devices_.at(*blocking).wait_for_completion(options_.device_wait_spin) != devices::CompletionWait::Idle) {
+      blocked = true;
       lock.lock();
       continue;
     }
     if (!submission.terminal() && !(polls && progress_.load() != seen)) {
+      blocked = true;
       submission.waiters.fetch_add(1);
       if (!submission.terminal()) futex_wait(submission.signal, Submission::kPending);
       submission.waiters.fetch_sub(1);
     }
     lock.lock();
+  }
+  // Measured here rather than where the submission finishes: while this waiter sleeps, a
+  // device's completion thread finishes the run late, and a forecast fed that lateness
+  // would keep every later waiter asleep past the end.
+  if (polls && options_.forecast_sleep && submission.outcome.ok()) {
+    WaitForecast& forecast = submission.graph().forecast();
+    if (overslept) forecast.overslept();
+    else if (!blocked)
+      forecast.record(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(submission.finished - submission.accepted).count());
   }
 }
 

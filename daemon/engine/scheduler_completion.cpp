@@ -185,8 +185,6 @@ void Scheduler::finish_locked(SessionSchedule& q, Submission& s, Deferred& defer
 
   if (!s.failed && s.cancel_requested) s.outcome = cancelled_error();
   s.finished = Clock::now();
-  if (s.outcome.ok())
-    graph.forecast().record(std::chrono::duration_cast<std::chrono::nanoseconds>(s.finished - s.accepted).count());
   s.occupied = false;
   // Consumers waiting on this producer (producers are of the same session).
   for (Submission* t = q.pending_head; t != nullptr; t = t->next) {

@@ -36,6 +36,27 @@ TEST_CASE("a forecast falls at once to a shorter run and rises a 32nd of the way
   CHECK(forecast.forecast_ns() == 41 * kUs);
 }
 
+TEST_CASE("a waiter that slept past the end lowers the forecast by a quarter until it stops sleeping",
+          "[wait-forecast]") {
+  WaitForecast forecast;
+  forecast.overslept();  // nothing known yet: stays unknown
+  CHECK(forecast.forecast_ns() == 0);
+  forecast.record(80 * kUs);
+  forecast.overslept();
+  CHECK(forecast.forecast_ns() == 60 * kUs);
+  forecast.overslept();
+  CHECK(forecast.forecast_ns() == 45 * kUs);
+  int oversleeps = 2;
+  while (forecast.sleep_ns(0) > 0) {
+    forecast.overslept();
+    ++oversleeps;
+  }
+  // A forecast under 20 us offers no sleep, so a waiter watches the next run end and
+  // measures it again.
+  CHECK(forecast.forecast_ns() < 20 * kUs);
+  CHECK(oversleeps <= 6);
+}
+
 TEST_CASE("a sleep ends a lead before the forecast and is offered only when 10 us of it are left",
           "[wait-forecast]") {
   WaitForecast forecast;
