@@ -13,7 +13,11 @@ namespace accord {
 void WaitForecast::record(std::int64_t run_ns) noexcept {
   if (run_ns <= 0) return;
   const std::int64_t floor = floor_ns_.load(std::memory_order_relaxed);
-  const std::int64_t next = floor == 0 || run_ns < floor ? run_ns : floor + (run_ns - floor) / 32;
+  // The rise is also held to an eighth of the forecast: one run preempted for a
+  // millisecond would otherwise lift a 7 us forecast to 40 us, and the waiters after it
+  // would sleep past their runs' ends until oversleeping brought it down again.
+  const std::int64_t next =
+      floor == 0 || run_ns < floor ? run_ns : floor + std::min((run_ns - floor) / 32, floor / 8);
   floor_ns_.store(next, std::memory_order_relaxed);
 }
 

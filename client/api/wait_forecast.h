@@ -28,7 +28,8 @@ class WaitForecast {
   // it: accordd's own elapsed time, or a run whose end the waiter watched (a run finished
   // late by another thread while its waiter slept would feed the sleep back). The forecast
   // is a low estimate: it drops to any shorter run at once and rises a 32nd of the way
-  // towards a longer one, so that a sleep rarely outlasts the work.
+  // towards a longer one, by at most an eighth of itself, so that a sleep rarely
+  // outlasts the work.
   void record(std::int64_t run_ns) noexcept;
   // A waiter slept through the whole run (it had ended when the waiter woke): the
   // forecast drops by a quarter, since the run's true length is unknown but shorter.
