@@ -5,8 +5,8 @@
 // launch and complete their work (accordd's, or the driver's lock holder) wait for a
 // core behind them; a waiter asleep until just before its work ends gives its core back
 // without asking anyone to wake it.
-// Thread-safety: every member is thread-safe (one atomic word; a lost update only
-// delays how fast the forecast follows the work).
+// Thread-safety: every member is thread-safe (atomic words; a lost update only delays
+// how fast the forecast follows the work).
 #pragma once
 
 #include <atomic>
@@ -23,6 +23,8 @@ class WaitForecast {
   // Wakes this long before the forecast end (or a quarter of it, if that is more): a
   // timer's wake-up on a busy virtual machine takes a few microseconds, sometimes more.
   static constexpr std::int64_t kLeadNs = 10'000;
+  static constexpr std::uint32_t kMeasuredFirst = 16;
+  static constexpr std::uint32_t kMeasureEvery = 16;
 
   // Records how long one run took, measured where the waiter's own sleep cannot lengthen
   // it: accordd's own elapsed time, or a run whose end the waiter watched (a run finished
@@ -31,6 +33,15 @@ class WaitForecast {
   // towards a longer one, by at most an eighth of itself, so that a sleep rarely
   // outlasts the work.
   void record(std::int64_t run_ns) noexcept;
+  // Whether the next wait should watch the whole run and record it rather than sleep: a
+  // waiter that slept cannot tell how much its sleep delayed the run (when the waiting
+  // thread is the one that notices the device's end, it delays it by the sleep), so the
+  // first kMeasuredFirst waits of a graph and one in every kMeasureEvery after it
+  // measure. Counts the wait.
+  bool next_wait_measures() noexcept {
+    const std::uint32_t n = waits_.fetch_add(1, std::memory_order_relaxed);
+    return n < kMeasuredFirst || n % kMeasureEvery == 0;
+  }
   // A waiter slept through the whole run (it had ended when the waiter woke): the
   // forecast drops by a quarter, since the run's true length is unknown but shorter.
   void overslept() noexcept;
@@ -41,6 +52,7 @@ class WaitForecast {
 
  private:
   std::atomic<std::int64_t> floor_ns_{0};
+  std::atomic<std::uint32_t> waits_{0};
 };
 
 // The steady clock in nanoseconds, as forecasts and their callers measure runs.

@@ -274,10 +274,15 @@ void Scheduler::help_until_terminal(Submission& submission) {
   }
   std::unique_lock lock(q.mu);
   const bool polls = polls_devices(submission.graph());
-  bool slept = false;
+  // Whether this wait may sleep through the forecast: it may not when it is one of the
+  // waits that measure the graph (WaitForecast::next_wait_measures).
+  bool may_sleep = polls && options_.forecast_sleep && !submission.graph().forecast().next_wait_measures();
   // How this wait saw the end, for the forecast: a waiter that woke to a run already
-  // over slept too long; one that blocked saw the end late (a background thread finished
-  // it); only one that watched it end measures it.
+  // over slept too long; one that slept cannot tell how much its sleep delayed the run
+  // (on a quiet machine a 1 us graph went on to take 140 us, every later waiter sleeping
+  // 100 us of it); one that blocked saw the end late (another thread finished the run).
+  // Only a wait that watched the whole run measures it.
+  bool slept = false;
   bool overslept = false;
   bool blocked = false;
   while (!submission.terminal()) {
@@ -294,11 +299,16 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // Nothing of ours to run here and a device still at it: asleep through most of what
     // this graph usually takes (nobody is asked to wake us), once per wait, then the
     // spin below sees it end. Polling devices only: the others wake their waiters.
-    if (polls && options_.forecast_sleep && !std::exchange(slept, true)) {
+    if (std::exchange(may_sleep, false)) {
       const std::int64_t sleep = submission.graph().forecast().sleep_ns(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - accepted).count());
       if (sleep > 0) {
         sleep_precisely(sleep);
+        slept = true;
+        // A run that ended during the sleep may wait for someone to look at the device:
+        // one look now tells an overslept run (which lowers the forecast) from one still
+        // going.
+        for (devices::DeviceIndex d : submission.graph().devices()) devices_.at(d).poll_completions();
         overslept = submission.terminal();
         lock.lock();
         continue;
@@ -346,7 +356,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
   if (polls && options_.forecast_sleep && submission.outcome.ok()) {
     WaitForecast& forecast = submission.graph().forecast();
     if (overslept) forecast.overslept();
-    else if (!blocked)
+    else if (!slept && !blocked)
       forecast.record(
           std::chrono::duration_cast<std::chrono::nanoseconds>(submission.finished - submission.accepted).count());
   }

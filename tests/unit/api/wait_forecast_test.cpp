@@ -62,6 +62,16 @@ TEST_CASE("a waiter that slept past the end lowers the forecast by a quarter unt
   CHECK(oversleeps <= 6);
 }
 
+TEST_CASE("a graph's first 16 waits measure its runs, then one wait in 16", "[wait-forecast]") {
+  WaitForecast forecast;
+  for (int i = 0; i < 16; ++i) CHECK(forecast.next_wait_measures());
+  int measured = 0;
+  for (int i = 0; i < 160; ++i) measured += forecast.next_wait_measures() ? 1 : 0;
+  CHECK(measured == 10);
+  CHECK(forecast.next_wait_measures());        // the 177th wait (n = 176 = 11 x 16)
+  CHECK_FALSE(forecast.next_wait_measures());  // the 178th: between two measured waits
+}
+
 TEST_CASE("a sleep ends a lead before the forecast and is offered only when 10 us of it are left",
           "[wait-forecast]") {
   WaitForecast forecast;
