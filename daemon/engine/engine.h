@@ -40,8 +40,9 @@ struct EngineOptions {
   std::function<void(devices::DeviceIndex, const Status&)> on_device_lost;
   // Told when a lost device serves new work again, the same way; may be empty.
   std::function<void(devices::DeviceIndex, const std::string&)> on_device_recovered;
-  // SchedulerOptions::forecast_sleep.
-  bool forecast_sleep = true;
+  // SchedulerOptions::forecast_sleep (an embedded runtime's RuntimeOptions::forecast_sleep
+  // Always sets it).
+  bool forecast_sleep = false;
   Status validate() const;
 };
 

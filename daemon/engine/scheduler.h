@@ -66,7 +66,9 @@ struct SchedulerOptions {
   // A thread waiting for its submission on a device that completes by polling first
   // sleeps through most of what the graph took before (PreparedGraph::forecast()), so
   // that many waiting tenants leave the cores to the threads that launch and complete.
-  bool forecast_sleep = true;
+  // Off by default: it saves a third of the waiting CPU but costs 1-3% of the graphs of
+  // sixteen embedded tenants (tests/bench/RESULTS.md, session 28).
+  bool forecast_sleep = false;
 };
 
 class Scheduler final : private devices::DeviceLossObserver {

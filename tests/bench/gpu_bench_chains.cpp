@@ -195,9 +195,14 @@ void AccordChain::run_once() const {
     if (std::optional<CompletionProfile> p = c.profile()) profiles->push_back(p->elapsed_us);
 }
 
-bool forecast_sleep_from_environment() {
+ForecastSleep forecast_sleep_from_environment() {
   const char* text = std::getenv("ACCORD_BENCH_FORECAST_SLEEP");
-  return text == nullptr || std::string(text) != "0";
+  const std::string value = text != nullptr ? text : "daemon";
+  if (value == "never" || value == "0") return ForecastSleep::Never;
+  if (value == "daemon") return ForecastSleep::ThroughDaemon;
+  if (value == "always" || value == "1") return ForecastSleep::Always;
+  std::fprintf(stderr, "ACCORD_BENCH_FORECAST_SLEEP must be never (0), daemon or always (1), not '%s'\n", value.c_str());
+  std::exit(2);
 }
 
 DeviceOptions options_from_environment() {

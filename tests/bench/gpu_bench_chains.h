@@ -143,8 +143,9 @@ std::pair<Summary, Summary> interleaved(const First& first, const Second& second
 // The embedded rows' device options from ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE"
 // split at spaces), so that one call can compare the backend's settings.
 DeviceOptions options_from_environment();
-// RuntimeOptions::forecast_sleep for every runtime the bench opens: ACCORD_BENCH_FORECAST_SLEEP=0
-// turns it off, so that one build can compare both.
-bool forecast_sleep_from_environment();
+// RuntimeOptions::forecast_sleep for every runtime the bench opens, so that one build can
+// compare them: ACCORD_BENCH_FORECAST_SLEEP=never (or 0), daemon (the default) or always
+// (or 1). Exits on another value.
+ForecastSleep forecast_sleep_from_environment();
 
 }  // namespace accord::bench::gpu

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Waiters that sleep through most of a graph's forecast (RuntimeOptions::forecast_sleep,
-# the default) against waiters that spin from the start (ACCORD_BENCH_FORECAST_SLEEP=0),
+# Waiters that sleep through most of a graph's forecast (RuntimeOptions::forecast_sleep
+# Always: embedded and through accordd) against waiters that spin from the start (Never),
 # one build, on a GPU machine, as root, in one call of about 4 minutes. Alternately in two
 # rounds: 16 embedded runtimes, 16 client processes through accordd at nice -10 as its
 # unit runs it, and the 1- / 10- / 100-kernel latency rows embedded and through accordd;

@@ -39,6 +39,17 @@ class RuntimeImpl;
 inline constexpr std::size_t kDefaultMaxSubmissions = 64;
 inline constexpr std::size_t kDefaultGraphSlots = 2;
 
+// RuntimeOptions::forecast_sleep. Measured with sixteen tenants on an H100
+// (tests/bench/RESULTS.md, session 28): through accordd the sleep keeps the graphs per
+// second and cuts their p99 by a third; embedded it saves a third of the waiting CPU per
+// graph but costs 1-3% of the graphs, since there the sleeping thread is the one that
+// would have seen its graph end.
+enum class ForecastSleep {
+  Never,          // every wait spins from the start
+  ThroughDaemon,  // waits on accordd's submission ring (the default)
+  Always,         // those, and an embedded runtime's waits for GPU graphs
+};
+
 struct RuntimeOptions {
   // Simultaneous accepted-but-unfinished submissions; more is Busy. Must be > 0.
   std::size_t max_submissions = kDefaultMaxSubmissions;
@@ -98,13 +109,12 @@ struct RuntimeOptions {
   // accordd the core); otherwise at most a few microseconds, since its spinning would
   // keep accordd's poller off the core it needs to answer.
   std::chrono::microseconds ring_spin{50};
-  // A thread waiting for a GPU graph (embedded) or for any graph through accordd's ring
-  // sleeps through most of what that graph took before (a low estimate of its recent
-  // runs, less a lead of at least 10 us), when 10 us of sleep or more is left, and only
-  // then spins as above. With many tenants on one machine, the cores it gives back are
-  // the ones accordd and the GPU driver need; nobody has to wake it. Graphs that took
-  // under about 20 us are never slept through. False: spin from the start.
-  bool forecast_sleep = true;
+  // Which waits sleep through most of what their graph took before (a low estimate of
+  // its recent runs, less a lead of at least 10 us) when 10 us of sleep or more is left,
+  // and only then spin as above. With many tenants on one machine, the cores a sleeping
+  // waiter gives back are the ones accordd and the GPU driver need; nobody has to wake
+  // it. Graphs that took under about 20 us are never slept through.
+  ForecastSleep forecast_sleep = ForecastSleep::ThroughDaemon;
 
   // Invalid ("runtime capacities must be nonzero") for zero capacities, and for a
   // priority outside -1000..1000, and for a watchdog_timeout that is not positive.

@@ -99,7 +99,8 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::open(const std::stri
   if (options.submission_ring) {
     // A daemon with no room for another ring (Busy) or none at all (Unsupported) still
     // serves the session: every call then goes through gRPC.
-    const Status ring = c->open_ring(welcome->max_submissions, options.ring_spin, options.forecast_sleep);
+    const Status ring = c->open_ring(welcome->max_submissions, options.ring_spin,
+                                     options.forecast_sleep != ForecastSleep::Never);
     if (!ring.ok() && ring.kind() != ErrorKind::Busy && ring.kind() != ErrorKind::Unsupported) return ring;
   }
 

@@ -49,7 +49,7 @@ Result<std::shared_ptr<EmbeddedRuntime>> EmbeddedRuntime::create(const RuntimeOp
   engine::EngineOptions engine_options;
   engine_options.worker_threads = options.worker_threads;
   engine_options.watchdog_timeout = options.watchdog_timeout;
-  engine_options.forecast_sleep = options.forecast_sleep;
+  engine_options.forecast_sleep = options.forecast_sleep == ForecastSleep::Always;
   auto engine = engine::Engine::create(engine_options, std::move(registry).value());
   if (!engine.ok()) return std::move(engine).status();
 
