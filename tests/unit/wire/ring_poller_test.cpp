@@ -98,11 +98,12 @@ Pair make_pair(std::uint64_t owner, RingGeometry geometry = {64, 64}) {
   return p;
 }
 
-std::unique_ptr<RingPoller> start_poller(RingHandler& handler, std::size_t threads, bool sized_by_work = false) {
+std::unique_ptr<RingPoller> start_poller(RingHandler& handler, std::size_t threads, bool sized_by_work = false,
+                                         std::chrono::milliseconds max_sleep = 50ms) {
   RingPollerOptions options;
   options.threads = threads;
   options.spin = 20us;
-  options.max_sleep = 50ms;
+  options.max_sleep = max_sleep;
   options.sized_by_work = sized_by_work;
   options.resize_every = 5ms;
   auto poller = RingPoller::start(handler, options);
@@ -145,17 +146,20 @@ TEST_CASE("entries of several rings each reach the handler once and in order", "
 
 TEST_CASE("a poller asleep on every doorbell wakes for a push", "[wire][poller]") {
   RecordingHandler handler;
-  auto poller = start_poller(handler, 1);
+  // A sleep that no timeout ends within the test: the thread wakes only for the push
+  // (with a short one it wakes now and then, counting itself out while it spins).
+  auto poller = start_poller(handler, 1, false, 60'000ms);
   Pair a = make_pair(0);
   Pair b = make_pair(1);
   REQUIRE(poller->add(a.served).ok());
   REQUIRE(poller->add(b.served).ok());
   // Idle: the thread counts itself a sleeper on both rings' doorbells and sleeps.
+  const auto asleep_on_both = [&] {
+    return a.client.submissions().bell->sleepers.load() == 1 && b.client.submissions().bell->sleepers.load() == 1;
+  };
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (b.client.submissions().bell->sleepers.load() == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
-  REQUIRE(b.client.submissions().bell->sleepers.load() == 1);
-  REQUIRE(a.client.submissions().bell->sleepers.load() == 1);
+  while (!asleep_on_both() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  REQUIRE(asleep_on_both());
   push_tag(b, 42);
   REQUIRE(handler.wait_for_count(1, 1));
   CHECK(handler.seen(1) == std::vector<std::uint64_t>{42});
