@@ -279,7 +279,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
   bool may_sleep = polls && options_.forecast_sleep && !submission.graph().forecast().next_wait_measures();
   // How this wait saw the end, for the forecast: a waiter that woke to a run already
   // over slept too long; one that slept cannot tell how much its sleep delayed the run
-  // (on a quiet machine a 1 us graph went on to take 140 us, every later waiter sleeping
+  // (on a quiet machine a 7 us graph went on to take 140 us, every later waiter sleeping
   // 100 us of it); one that blocked saw the end late (another thread finished the run).
   // Only a wait that watched the whole run measures it.
   bool slept = false;
