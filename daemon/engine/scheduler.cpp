@@ -274,17 +274,17 @@ void Scheduler::help_until_terminal(Submission& submission) {
   }
   std::unique_lock lock(q.mu);
   const bool polls = polls_devices(submission.graph());
-  // Whether this wait may sleep through the forecast: it may not when it is one of the
-  // waits that measure the graph (WaitForecast::next_wait_measures).
-  bool may_sleep = polls && options_.forecast_sleep && !submission.graph().forecast().next_wait_measures();
+  const bool forecasting = polls && options_.forecast_sleep;
+  // Whether this wait may sleep through the forecast: not when it is one of the waits
+  // that measure the graph (WaitForecast::next_wait_measures).
+  bool may_sleep = forecasting && !submission.graph().forecast().next_wait_measures();
   // How this wait saw the end, for the forecast: a waiter that woke to a run already
   // over slept too long; one that slept cannot tell how much its sleep delayed the run
   // (on a quiet machine a 7 us graph went on to take 140 us, every later waiter sleeping
   // 100 us of it); one that blocked saw the end late (another thread finished the run).
   // Only a wait that watched the whole run measures it.
-  bool slept = false;
   bool overslept = false;
-  bool blocked = false;
+  bool watched_whole_run = true;
   while (!submission.terminal()) {
     if (RegionRun* run = pick_locked(q, &submission)) {
       lock.unlock();
@@ -304,11 +304,11 @@ void Scheduler::help_until_terminal(Submission& submission) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - accepted).count());
       if (sleep > 0) {
         sleep_precisely(sleep);
-        slept = true;
+        watched_whole_run = false;
         // A run that ended during the sleep may wait for someone to look at the device:
         // one look now tells an overslept run (which lowers the forecast) from one still
         // going.
-        for (devices::DeviceIndex d : submission.graph().devices()) devices_.at(d).poll_completions();
+        poll_devices_of(submission.graph());
         overslept = submission.terminal();
         lock.lock();
         continue;
@@ -326,7 +326,7 @@ void Scheduler::help_until_terminal(Submission& submission) {
     const auto spin_until = Clock::now() + (polls ? options_.device_wait_spin : kWaitSpin);
     while (!submission.terminal() && Clock::now() < spin_until) {
       if (polls) {
-        for (devices::DeviceIndex d : submission.graph().devices()) devices_.at(d).poll_completions();
+        poll_devices_of(submission.graph());
         if (progress_.load() != seen) break;
       }
       if (yield) sched_yield();
@@ -338,25 +338,24 @@ void Scheduler::help_until_terminal(Submission& submission) {
     // completion thread, which would then wake this one.
     if (blocking && !submission.terminal() && progress_.load() == seen &&
         devices_.at(*blocking).wait_for_completion(options_.device_wait_spin) != devices::CompletionWait::Idle) {
-      blocked = true;
+      watched_whole_run = false;
       lock.lock();
       continue;
     }
     if (!submission.terminal() && !(polls && progress_.load() != seen)) {
-      blocked = true;
+      watched_whole_run = false;
       submission.waiters.fetch_add(1);
       if (!submission.terminal()) futex_wait(submission.signal, Submission::kPending);
       submission.waiters.fetch_sub(1);
     }
     lock.lock();
   }
-  // Measured here rather than where the submission finishes: while this waiter sleeps, a
-  // device's completion thread finishes the run late, and a forecast fed that lateness
-  // would keep every later waiter asleep past the end.
-  if (polls && options_.forecast_sleep && submission.outcome.ok()) {
+  // Learnt here, from how this wait saw the end, rather than where the submission
+  // finishes (see above).
+  if (forecasting && submission.outcome.ok()) {
     WaitForecast& forecast = submission.graph().forecast();
     if (overslept) forecast.overslept();
-    else if (!slept && !blocked)
+    else if (watched_whole_run)
       forecast.record(
           std::chrono::duration_cast<std::chrono::nanoseconds>(submission.finished - submission.accepted).count());
   }
@@ -372,6 +371,10 @@ std::optional<devices::DeviceIndex> Scheduler::waitable_device_locked(const Subm
 
 void Scheduler::poll_devices() noexcept {
   for (devices::DeviceIndex d : polling_devices_) devices_.at(d).poll_completions();
+}
+
+void Scheduler::poll_devices_of(const PreparedGraph& graph) noexcept {
+  for (devices::DeviceIndex d : graph.devices()) devices_.at(d).poll_completions();
 }
 
 bool Scheduler::polls_devices(const PreparedGraph& graph) const noexcept {

@@ -175,6 +175,8 @@ class Scheduler final : private devices::DeviceLossObserver {
   std::optional<devices::DeviceIndex> waitable_device_locked(const Submission& submission) const noexcept;
   // Whether a device of `graph` completes by polling (a waiter then polls it).
   bool polls_devices(const PreparedGraph& graph) const noexcept;
+  // Polls every device of `graph` once (a waiter's look at its own run).
+  void poll_devices_of(const PreparedGraph& graph) noexcept;
   // Runs a ready region of `q`, or sleeps until progress_ moves on from `seen`; inline
   // mode only, where a waiting thread runs its own session's work (all that its wait or
   // lease can depend on: nothing orders across sessions). The caller reads `seen` before

@@ -6,8 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
-#include <vector>
 
 #include "client/api/wait_forecast.h"
 #include "tests/conformance/conformance_helpers.h"
@@ -32,10 +30,7 @@ TEST_CASE("over accordd's ring, waits after a graph's first run sleep through it
   for (int i = 0; i < kRuns; ++i) {
     fill_on_host(marker, 0);
     run_once(exec);
-    const std::vector<std::uint8_t> bytes = read_bytes(marker);
-    std::uint32_t word = 0;
-    std::memcpy(&word, bytes.data(), sizeof word);
-    CHECK(word == kSleepMarker);
+    CHECK(u32_at(read_bytes(marker), 0) == kSleepMarker);
   }
   const std::uint64_t sleeps = forecast_sleeps() - before;
   if (mode == ForecastSleep::Never) {

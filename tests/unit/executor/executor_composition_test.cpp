@@ -10,20 +10,8 @@
 
 namespace accord::testing {
 
-namespace {
-devices::DeviceSettings executor_settings() {
-  devices::DeviceSettings settings;
-  // Named: on a machine with a GPU, "auto" would also open the real CUDA backend here.
-  settings.backends = {"host", "fake"};
-  settings.gpu_executor_binary = FAKE_GPU_EXECUTOR_PATH;
-  settings.gpu_executor_backend = "fake";
-  settings.gpu_executor_factory = &executor::open_gpu_executors_factory;
-  return settings;
-}
-}  // namespace
-
 TEST_CASE("the composition root opens every fake GPU through its own executor", "[executor][composition]") {
-  devices::DeviceSettings settings = executor_settings();
+  devices::DeviceSettings settings = fake_executor_settings();
   settings.options["fake.devices"] = "3";
   auto registry = devices::open_devices(settings);
   INFO(registry.status().to_string());
@@ -42,7 +30,7 @@ TEST_CASE("the composition root opens every fake GPU through its own executor", 
 }
 
 TEST_CASE("a backend that fails in its executor is absent with its own reason", "[executor][composition]") {
-  devices::DeviceSettings settings = executor_settings();
+  devices::DeviceSettings settings = fake_executor_settings();
   settings.options["fake.fail"] = "fake: no driver: libfake.so.1 not found";
   auto registry = devices::open_devices(settings);
   REQUIRE(registry.ok());
@@ -59,7 +47,7 @@ TEST_CASE("a backend that fails in its executor is absent with its own reason", 
 
 TEST_CASE("without a factory the executor settings are ignored and the backend opens in process",
           "[executor][composition]") {
-  devices::DeviceSettings settings = executor_settings();
+  devices::DeviceSettings settings = fake_executor_settings();
   settings.gpu_executor_factory = nullptr;
   settings.gpu_executor_backend = "null";
   settings.backends = {"host", "null"};
@@ -71,7 +59,7 @@ TEST_CASE("without a factory the executor settings are ignored and the backend o
 
 
 TEST_CASE("an isolation group gets executors of its own for every GPU", "[executor][composition][isolation]") {
-  devices::DeviceSettings settings = executor_settings();
+  devices::DeviceSettings settings = fake_executor_settings();
   settings.options["fake.devices"] = "2";
   settings.isolation_groups = {"uid:1001"};
   auto registry = devices::open_devices(settings);

@@ -9,7 +9,6 @@
 #include "client/api/wait_forecast.h"
 #include "daemon/devices/composition/open_devices.h"
 #include "daemon/engine/engine.h"
-#include "daemon/executor/open_gpu_executors.h"
 #include "tests/unit/executor/executor_test_support.h"
 
 namespace accord::testing {
@@ -27,11 +26,7 @@ struct SleepingKernelEngine {
   engine::Ref<engine::PreparedGraph> graph;
 
   explicit SleepingKernelEngine(bool forecast_sleep) {
-    devices::DeviceSettings settings;
-    settings.backends = {"host", "fake"};
-    settings.gpu_executor_binary = FAKE_GPU_EXECUTOR_PATH;
-    settings.gpu_executor_backend = "fake";
-    settings.gpu_executor_factory = &executor::open_gpu_executors_factory;
+    devices::DeviceSettings settings = fake_executor_settings();
     settings.options["fake.devices"] = "1";
     auto registry = devices::open_devices(settings);
     REQUIRE(registry.ok());

@@ -21,7 +21,9 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/devices/common/memfd_pages.h"
+#include "daemon/devices/backend_catalog.h"
 #include "daemon/executor/executor_device.h"
+#include "daemon/executor/open_gpu_executors.h"
 
 namespace accord::testing {
 
@@ -40,6 +42,18 @@ inline executor::ExecutorOptions fake_options(int ordinal = 0) {
   options.backoff_initial = 50ms;
   options.backoff_max = 200ms;
   return options;
+}
+
+// Composition-root settings that open the fake backend through fake_gpu_executor, one
+// executor per GPU, beside the host device. Named: on a machine with a GPU, "auto" would
+// also open the real CUDA backend.
+inline devices::DeviceSettings fake_executor_settings() {
+  devices::DeviceSettings settings;
+  settings.backends = {"host", "fake"};
+  settings.gpu_executor_binary = FAKE_GPU_EXECUTOR_PATH;
+  settings.gpu_executor_backend = "fake";
+  settings.gpu_executor_factory = &executor::open_gpu_executors_factory;
+  return settings;
 }
 
 inline std::unique_ptr<executor::ExecutorDevice> open_fake(executor::ExecutorOptions options = fake_options()) {
