@@ -216,4 +216,13 @@ DeviceOptions options_from_environment() {
   return options;
 }
 
+std::vector<std::string> accordd_args_from_environment() {
+  std::vector<std::string> args;
+  if (const char* extra = std::getenv("ACCORD_BENCH_ACCORDD_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) args.push_back(word);
+  }
+  return args;
+}
+
 }  // namespace accord::bench::gpu

@@ -143,6 +143,9 @@ std::pair<Summary, Summary> interleaved(const First& first, const Second& second
 // The embedded rows' device options from ACCORD_BENCH_CUDA_OPTIONS (words "cuda.KEY=VALUE"
 // split at spaces), so that one call can compare the backend's settings.
 DeviceOptions options_from_environment();
+// accordd's extra command-line words from ACCORD_BENCH_ACCORDD_ARGS (split at spaces), so
+// that one call can compare its settings (--ring-pollers 4, --device-option cuda.K=V).
+std::vector<std::string> accordd_args_from_environment();
 // RuntimeOptions::forecast_sleep for every runtime the bench opens, so that one build can
 // compare them: ACCORD_BENCH_FORECAST_SLEEP=never (or 0), daemon (the default) or always
 // (or 1). Exits on another value.

@@ -402,12 +402,8 @@ void tenant_processes(const std::string& label) {
   std::string how = label;
   if (label == "accordd") {
     unsetenv("ACCORD_SESSION_SOCKET");
-    std::vector<std::string> args;
-    if (const char* extra = std::getenv("ACCORD_BENCH_ACCORDD_ARGS")) {
-      std::istringstream words(extra);
-      for (std::string word; words >> word;) args.push_back(word);
-      if (!args.empty()) how += std::string(" ") + extra;
-    }
+    const std::vector<std::string> args = accordd_args_from_environment();
+    for (const std::string& word : args) how += " " + word;
     // ACCORD_BENCH_ACCORDD_BINARY: another accordd than the one built beside this bench,
     // so that one call can compare two builds of the daemon with the same clients.
     const char* other = std::getenv("ACCORD_BENCH_ACCORDD_BINARY");

@@ -97,12 +97,14 @@ void daemon_latency(const cu::CudaSymbols& cuda, std::size_t iterations, bool ex
     return;
   }
   unsetenv("ACCORD_SESSION_SOCKET");  // Runtime::connect must find the spawned daemon's channel
-  std::vector<std::string> args;
+  std::vector<std::string> args = accordd_args_from_environment();
+  std::string extra;
+  for (const std::string& word : args) extra += " " + word;
   if (!executors) args.push_back("--gpu-executors=false");
   bench::DaemonProcess accordd(ACCORD_BENCH_ACCORDD, args);
-  std::printf("\n1d. submit -> complete through accordd (%s; ring, spinning waiter) against direct in process "
+  std::printf("\n1d. submit -> complete through accordd (%s%s; ring, spinning waiter) against direct in process "
               "(us; %zu samples each)\n",
-              executors ? "GPU in an executor process" : "GPU in accordd's process", iterations);
+              executors ? "GPU in an executor process" : "GPU in accordd's process", extra.c_str(), iterations);
   std::printf("  %-8s %12s %12s %12s %12s %10s %14s\n", "kernels", "direct p50", "direct p99", "accordd p50",
               "accordd p99", "ratio p50", "inside p50");
   RuntimeOptions options;
@@ -261,7 +263,9 @@ int main(int argc, char** argv) {
   if (flags.config.empty() || flags.config == "neighbour") neighbour(iterations / 4);
   if (flags.config == "neighbour-daemon" && !std::string(ACCORD_BENCH_ACCORDD).empty()) {
     unsetenv("ACCORD_SESSION_SOCKET");
-    bench::DaemonProcess accordd(ACCORD_BENCH_ACCORDD, {"--priority-limit", "max_priority=1"});
+    std::vector<std::string> args = accordd_args_from_environment();
+    args.insert(args.end(), {"--priority-limit", "max_priority=1"});
+    bench::DaemonProcess accordd(ACCORD_BENCH_ACCORDD, args);
     neighbour(iterations / 4, accordd.grpc_socket());
   }
   print_machine_line();

@@ -4,6 +4,7 @@
 // kernel writes it by default: see CudaFlagWriter.
 #include "daemon/devices/cuda/cuda_flags.h"
 
+#include <algorithm>
 #include <new>
 
 #include "daemon/devices/cuda/cuda_status.h"
@@ -35,6 +36,32 @@ constexpr char kFlagKernelPtx[] = R"(.version 7.0
 }
 )";
 constexpr char kFlagKernelName[] = "accord_completion_flag";
+
+// EarlyKernel's variant: launched once the region's last kernels have begun, it waits for
+// them to end and for their writes to be visible (griddepcontrol.wait, PTX 7.8, sm_90),
+// then fences and stores as above. Without programmatic predecessors the wait returns at
+// once. A GPU before sm_90 refuses the module, and the probe falls back to Kernel.
+constexpr char kEarlyFlagKernelPtx[] = R"(.version 7.8
+.target sm_90
+.address_size 64
+
+.visible .entry accord_completion_flag_early(
+	.param .u64 accord_completion_flag_early_word,
+	.param .u32 accord_completion_flag_early_value
+)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [accord_completion_flag_early_word];
+	ld.param.u32 %r1, [accord_completion_flag_early_value];
+	cvta.to.global.u64 %rd2, %rd1;
+	griddepcontrol.wait;
+	membar.sys;
+	st.volatile.global.u32 [%rd2], %r1;
+	ret;
+}
+)";
+constexpr char kEarlyFlagKernelName[] = "accord_completion_flag_early";
 
 CUstreamBatchMemOpParams write_one(CudaFlag flag) noexcept {
   CUstreamBatchMemOpParams op{};
@@ -78,8 +105,17 @@ CUDA_KERNEL_NODE_PARAMS kernel_params(CUfunction kernel, FlagKernelArgs& args) n
 Result<CompletionTail> CudaFlagPool::append_tail(CUgraph graph, const std::vector<CUgraphNode>& sinks, CudaFlag flag,
                                                  CUevent event, bool off_the_sms, const std::string& what) const {
   const CudaFlagWriter writer =
-      writer_ == CudaFlagWriter::Kernel && off_the_sms && memory_op_works_ ? CudaFlagWriter::MemoryOp : writer_;
+      writer_ != CudaFlagWriter::MemoryOp && off_the_sms && memory_op_works_ ? CudaFlagWriter::MemoryOp : writer_;
   return append_tail_as(writer, graph, sinks, flag, event, what);
+}
+
+bool CudaFlagPool::takes_early_edges(const std::vector<CUgraphNode>& sinks) const noexcept {
+  const CudaSymbols& s = *context_.syms;
+  if (sinks.empty() || s.cuGraphNodeGetType == nullptr || s.cuGraphAddDependencies == nullptr) return false;
+  return std::all_of(sinks.begin(), sinks.end(), [&s](CUgraphNode sink) {
+    CUgraphNodeType type{};
+    return s.cuGraphNodeGetType(sink, &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_KERNEL;
+  });
 }
 
 Result<CompletionTail> CudaFlagPool::append_tail_as(CudaFlagWriter writer, CUgraph graph,
@@ -88,7 +124,21 @@ Result<CompletionTail> CudaFlagPool::append_tail_as(CudaFlagWriter writer, CUgra
   const CudaSymbols& s = *context_.syms;
   CompletionTail tail;
   tail.writer = writer;
-  if (writer == CudaFlagWriter::Kernel) {
+  if (writer == CudaFlagWriter::EarlyKernel && !takes_early_edges(sinks)) tail.writer = CudaFlagWriter::Kernel;
+  if (tail.writer == CudaFlagWriter::EarlyKernel) {
+    // Added without dependencies, then tied to each sink's launch-order port.
+    FlagKernelArgs args;
+    args.word = flag.device_address;
+    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(early_flag_kernel_, args);
+    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddKernelNode(&tail.write, graph, nullptr, 0, &params),
+                              "adding the completion flag of " + what);
+    CUgraphEdgeData edge{};
+    edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
+    edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    for (CUgraphNode sink : sinks)
+      ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddDependencies(graph, &sink, &tail.write, &edge, 1),
+                                "tying the early completion flag of " + what + " to its last kernels");
+  } else if (tail.writer == CudaFlagWriter::Kernel) {
     FlagKernelArgs args;
     args.word = flag.device_address;
     const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
@@ -109,10 +159,10 @@ Result<CompletionTail> CudaFlagPool::append_tail_as(CudaFlagWriter writer, CUgra
 Status CudaFlagPool::retarget_tail(CUgraphExec exec, const CompletionTail& tail, CudaFlag flag, CUevent event,
                                    const std::string& what) const {
   const CudaSymbols& s = *context_.syms;
-  if (tail.writer == CudaFlagWriter::Kernel) {
+  if (tail.writer != CudaFlagWriter::MemoryOp) {
     FlagKernelArgs args;
     args.word = flag.device_address;
-    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
+    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(kernel_of(tail.writer), args);
     ACCORD_CU_RETURN_IF_ERROR(s, cuGraphExecKernelNodeSetParams(exec, tail.write, &params),
                               "pointing " + what + " at its completion flag");
   } else {
@@ -127,16 +177,22 @@ Status CudaFlagPool::retarget_tail(CUgraphExec exec, const CompletionTail& tail,
   return {};
 }
 
-Status CudaFlagPool::load_flag_kernel() {
+Status CudaFlagPool::load_flag_kernel(bool early) {
   const CudaSymbols& s = *context_.syms;
-  const std::string what = "loading the completion flag kernel on gpu:" + std::to_string(context_.ordinal);
+  const std::string what = std::string("loading the ") + (early ? "early " : "") +
+                           "completion flag kernel on gpu:" + std::to_string(context_.ordinal);
   if (s.cuGraphExecKernelNodeSetParams == nullptr)
     return unsupported_error(what + ": the driver has no cuGraphExecKernelNodeSetParams");
   ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
   CUmodule module = nullptr;
-  ACCORD_CU_RETURN_IF_ERROR(s, cuModuleLoadDataEx(&module, kFlagKernelPtx, 0, nullptr, nullptr), what);
-  flag_module_ = UniqueCuModule(s, context_.context, module);
-  ACCORD_CU_RETURN_IF_ERROR(s, cuModuleGetFunction(&flag_kernel_, module, kFlagKernelName), what);
+  ACCORD_CU_RETURN_IF_ERROR(
+      s, cuModuleLoadDataEx(&module, early ? kEarlyFlagKernelPtx : kFlagKernelPtx, 0, nullptr, nullptr), what);
+  UniqueCuModule& kept = early ? early_flag_module_ : flag_module_;
+  kept = UniqueCuModule(s, context_.context, module);
+  ACCORD_CU_RETURN_IF_ERROR(
+      s, cuModuleGetFunction(early ? &early_flag_kernel_ : &flag_kernel_, module,
+                             early ? kEarlyFlagKernelName : kFlagKernelName),
+      what);
   return {};
 }
 
@@ -156,13 +212,24 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
   if (s.cuGraphAddBatchMemOpNode != nullptr && s.cuGraphExecBatchMemOpNodeSetParams != nullptr)
     memory_op = try_writer(CudaFlagWriter::MemoryOp);
   memory_op_works_ = memory_op.works;
+  // EarlyKernel also needs Kernel: regions whose sinks are not all kernels end with it.
   Probed kernel;
-  if (preferred == CudaFlagWriter::Kernel && load_flag_kernel().ok()) kernel = try_writer(CudaFlagWriter::Kernel);
+  Probed early;
+  if (preferred != CudaFlagWriter::MemoryOp && load_flag_kernel(false).ok()) {
+    kernel = try_writer(CudaFlagWriter::Kernel);
+    if (kernel.works && preferred == CudaFlagWriter::EarlyKernel && load_flag_kernel(true).ok())
+      early = try_writer(CudaFlagWriter::EarlyKernel);
+  }
+  if (!early.works) {
+    early_flag_kernel_ = nullptr;  // not used: unloaded, so that nothing stale is kept
+    early_flag_module_ = UniqueCuModule();
+  }
   if (!kernel.works) {
-    flag_kernel_ = nullptr;  // not used: unloaded, so that nothing stale is kept
+    flag_kernel_ = nullptr;
     flag_module_ = UniqueCuModule();
   }
-  writer_ = kernel.works ? CudaFlagWriter::Kernel : CudaFlagWriter::MemoryOp;
+  writer_ = early.works ? CudaFlagWriter::EarlyKernel : kernel.works ? CudaFlagWriter::Kernel : CudaFlagWriter::MemoryOp;
+  if (early.works) kernel.waitable = kernel.waitable && early.waitable;
   usable_ = kernel.works || memory_op.works;
   // Successors wait on flags only where every tail they may follow can be waited on.
   waitable_ = usable_ && (!kernel.works || kernel.waitable) && (!memory_op.works || memory_op.waitable);
@@ -176,7 +243,11 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
   // slot past the first is; only the second may read 1 after the launch.
   auto built = acquire();
   auto target = acquire();
-  if (built.ok() && target.ok() && context_.make_current() == CUDA_SUCCESS) {
+  // EarlyKernel's tail follows a kernel, as in a region: the plain flag kernel writing a
+  // third flag, which must read 1 too.
+  const bool early = writer == CudaFlagWriter::EarlyKernel;
+  auto before = early ? acquire() : Result<CudaFlag>(CudaFlag{});
+  if (built.ok() && target.ok() && before.ok() && context_.make_current() == CUDA_SUCCESS) {
     CUgraph raw_graph = nullptr;
     CUevent raw_event = nullptr;
     CUstream raw_stream = nullptr;
@@ -185,8 +256,19 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
       const UniqueCuGraph graph(s, context_.context, raw_graph);
       if (s.cuEventCreate(&raw_event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
         const UniqueCuEvent event(s, context_.context, raw_event);
-        auto tail = append_tail_as(writer, graph.get(), {}, built.value(), event.get(), "the flag probe");
-        if (tail.ok() && s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
+        std::vector<CUgraphNode> sinks;
+        FlagKernelArgs before_args;
+        if (early) {
+          before_args.word = before.value().device_address;
+          const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, before_args);
+          CUgraphNode node = nullptr;
+          if (s.cuGraphAddKernelNode(&node, graph.get(), nullptr, 0, &params) == CUDA_SUCCESS) sinks.push_back(node);
+        }
+        auto tail = early && sinks.empty()
+                        ? Result<CompletionTail>(unsupported_error("no kernel to follow"))
+                        : append_tail_as(writer, graph.get(), sinks, built.value(), event.get(), "the flag probe");
+        if (tail.ok() && tail.value().writer == writer &&
+            s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
           if (retarget_tail(exec.get(), tail.value(), target.value(), event.get(), "the flag probe").ok() &&
               s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
@@ -195,7 +277,8 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
                            s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&
                            s.cuEventQuery(event.get()) == CUDA_SUCCESS &&
                            target.value().word->load(std::memory_order_acquire) == kFlagDone &&
-                           built.value().word->load(std::memory_order_acquire) == 0;
+                           built.value().word->load(std::memory_order_acquire) == 0 &&
+                           (!early || before.value().word->load(std::memory_order_acquire) == kFlagDone);
             // The flag reads 1 now, so a wait on it passes at once where the driver can wait.
             probed.waitable = probed.works && s.cuStreamWaitValue32 != nullptr &&
                               s.cuStreamWaitValue32(stream.get(), target.value().device_address, kFlagDone,
@@ -208,6 +291,7 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
   }
   if (built.ok()) release(built.value());
   if (target.ok()) release(target.value());
+  if (early && before.ok()) release(before.value());
   return probed;
 }
 

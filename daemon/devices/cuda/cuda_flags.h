@@ -47,10 +47,14 @@ struct CudaFlag {
 //     that fences at system scope and stores the value. On the H200 a thread launching 16
 //     graphs of 10 small kernels kept in flight reached 389,000-420,000 graphs/s with it,
 //     246,000-264,000 with the memory operation (tests/bench/RESULTS.md, session 21).
+//   EarlyKernel: the same kernel, launched as soon as the region's last kernels have begun
+//     (a programmatic edge from their launch-order port) and waiting on the GPU for them
+//     to end (griddepcontrol.wait, sm_90 and later), so that its launch is off the path of
+//     every graph. Only where every sink of the region is a kernel; elsewhere Kernel.
 //   MemoryOp: a stream memory-operation node (cuGraphAddBatchMemOpNode) with the driver's
 //     system-wide fence. It needs no SM, so it also ends graphs without kernels when
 //     Kernel is chosen (CudaFlagPool::append_tail).
-enum class CudaFlagWriter { Kernel, MemoryOp };
+enum class CudaFlagWriter { Kernel, EarlyKernel, MemoryOp };
 
 // The nodes that end a region's graph: `write` stores 1 to a flag after every node in
 // `sinks` (with a system-wide fence, so the region's results are visible first), and,
@@ -124,8 +128,16 @@ class CudaFlagPool {
   Probed try_writer(CudaFlagWriter writer) noexcept;
   Result<CompletionTail> append_tail_as(CudaFlagWriter writer, CUgraph graph, const std::vector<CUgraphNode>& sinks,
                                         CudaFlag flag, CUevent event, const std::string& what) const;
-  // Loads the built-in flag kernel into this context (Kernel). Blocks.
-  Status load_flag_kernel();
+  // Loads the built-in flag kernel into this context (Kernel), and with `early` its
+  // variant that waits for its programmatic predecessors (EarlyKernel). Blocks.
+  Status load_flag_kernel(bool early);
+  // The kernel `writer` launches (Kernel or EarlyKernel).
+  CUfunction kernel_of(CudaFlagWriter writer) const noexcept {
+    return writer == CudaFlagWriter::EarlyKernel ? early_flag_kernel_ : flag_kernel_;
+  }
+  // Whether EarlyKernel's programmatic edges can follow `sinks`: every one a kernel node,
+  // and the driver able to add such edges. Otherwise a region's tail is Kernel's.
+  bool takes_early_edges(const std::vector<CUgraphNode>& sinks) const noexcept;
 
   const CudaContext context_;
   bool usable_ = false;
@@ -134,6 +146,8 @@ class CudaFlagPool {
   bool memory_op_works_ = false;  // probed: what ends graphs without kernels
   UniqueCuModule flag_module_;      // Kernel: the built-in module
   CUfunction flag_kernel_ = nullptr;
+  UniqueCuModule early_flag_module_;  // EarlyKernel: the sm_90 module
+  CUfunction early_flag_kernel_ = nullptr;
   mutable std::mutex mu_;
   bool arena_tried_ = false;
   std::unique_ptr<common::MemfdPages> arena_;          // declared before its registrations:

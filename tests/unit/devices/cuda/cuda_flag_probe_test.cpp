@@ -32,7 +32,15 @@ TEST_CASE("the flag probe settles on the kernel where its tail works end to end,
           "[cuda][flags][fake]") {
   constexpr auto kKernel = CudaFlagWriter::Kernel;
   constexpr auto kMemoryOp = CudaFlagWriter::MemoryOp;
+  constexpr auto kEarly = CudaFlagWriter::EarlyKernel;
   const std::vector<ProbeCase> cases = {
+      {"the early kernel is asked for", {"graphs=1"}, kEarly, kEarly},
+      {"a GPU before sm_90 refuses the early kernel's module", {"graphs=1", "fail=sm_90"}, kEarly, kKernel},
+      {"the driver cannot add programmatic edges", {"graphs=1", "fail=cuGraphAddDependencies"}, kEarly, kKernel},
+      {"the driver cannot tell a kernel node", {"graphs=1", "fail=cuGraphNodeGetType"}, kEarly, kKernel},
+      {"pointing an early tail at another flag changes nothing", {"graphs=1", "ignore=cuGraphExecKernelNodeSetParams"},
+       kEarly, kMemoryOp},
+      {"the driver refuses every PTX", {"graphs=1", "fail=cuModuleLoadDataEx"}, kEarly, kMemoryOp},
       {"both writers work", {"graphs=1"}, kKernel, kKernel},
       {"the memory operation is asked for", {"graphs=1"}, kMemoryOp, kMemoryOp},
       {"the driver refuses the PTX", {"graphs=1", "fail=cuModuleLoadDataEx"}, kKernel, kMemoryOp},
@@ -56,6 +64,19 @@ TEST_CASE("the flag probe settles on the kernel where its tail works end to end,
       if (settled && c.settled) CHECK(*settled == *c.settled);
     }
   }
+}
+
+TEST_CASE("the early flag kernel follows its probe's kernel by a programmatic edge from the launch-order port",
+          "[cuda][flags][fake]") {
+  CudaDeviceOptions options;
+  options.flag_write = CudaFlagWriter::EarlyKernel;
+  FakeGpus gpus(1, {"graphs=1"}, options);
+  REQUIRE(gpus.gpu(0).flag_writer() == CudaFlagWriter::EarlyKernel);
+  const auto& log = gpus.opening_log();
+  const auto has = [&log](const std::string& line) { return std::find(log.begin(), log.end(), line) != log.end(); };
+  CHECK(has("cuModuleLoadDataEx accord_completion_flag"));
+  CHECK(has("cuModuleLoadDataEx accord_completion_flag_early"));
+  CHECK(has("cuGraphAddDependencies programmatic port=" + std::to_string(CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER)));
 }
 
 TEST_CASE("the flag kernel is compiled once per GPU, and not at all with cuda.completion = event",

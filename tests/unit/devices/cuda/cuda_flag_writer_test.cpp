@@ -1,5 +1,6 @@
-// The two ways a region's graph writes its completion flag (cuda.flag_write: the built-in
-// flag kernel, the default, or a stream memory operation), on a real GPU: each is what the
+// The ways a region's graph writes its completion flag (cuda.flag_write: the built-in
+// flag kernel, the default; the same kernel launched early, as the last kernels begin, and
+// waiting for them on the GPU; or a stream memory operation), on a real GPU: each is what the
 // device reports using for regions with kernels (regions of copies and fills, and those of
 // sessions above the default priority, end with the memory operation either way), every slot's launch is reported by its own flag, and a kernel's
 // writes to host pages are visible by the time its launch is reported (a smoke test of
@@ -26,11 +27,18 @@ std::unique_ptr<LoadedCode> load_or_fail(CudaDevice& device, const CodeImage& im
   return std::move(code).value();
 }
 
-const char* name_of(CudaFlagWriter writer) { return writer == CudaFlagWriter::Kernel ? "kernel" : "memory_op"; }
+const char* name_of(CudaFlagWriter writer) {
+  switch (writer) {
+    case CudaFlagWriter::Kernel: return "kernel";
+    case CudaFlagWriter::EarlyKernel: return "early_kernel";
+    case CudaFlagWriter::MemoryOp: return "memory_op";
+  }
+  return "?";
+}
 
 TEST_CASE("each flag writer is the one used, and a kernel's host writes are visible when its launch is reported",
           "[cuda][gpu][flags]") {
-  for (const CudaFlagWriter writer : {CudaFlagWriter::Kernel, CudaFlagWriter::MemoryOp}) {
+  for (const CudaFlagWriter writer : {CudaFlagWriter::Kernel, CudaFlagWriter::EarlyKernel, CudaFlagWriter::MemoryOp}) {
     DYNAMIC_SECTION("cuda.flag_write = " << name_of(writer)) {
       CudaDeviceOptions options;
       options.flag_write = writer;
@@ -39,6 +47,7 @@ TEST_CASE("each flag writer is the one used, and a kernel's host writes are visi
       options.poll.event_check = std::chrono::seconds(60);
       ACCORD_CUDA_TEST_GPU_WITH(device, options);
       ACCORD_CUDA_TEST_KERNELS(ptx, "kernels.ptx");
+      if (early_kernel_unavailable(device, writer)) return;
       REQUIRE(device.flag_writer().has_value());
       CHECK(*device.flag_writer() == writer);
       // The kernel stores straight into registered host pages; the test reads them the

@@ -205,6 +205,15 @@ void launch_and_wait(Device& device, NativeRegion& region, RecordingSink& sink, 
   REQUIRE(sink.wait_for(before + 1));
 }
 
+bool early_kernel_unavailable(const CudaDevice& device, CudaFlagWriter writer) {
+  if (writer != CudaFlagWriter::EarlyKernel) return false;
+  const std::string& target = device.info().target;  // "sm_XY", "sm_XYZ"
+  const bool hopper_or_later = target.size() > 4 && std::stoi(target.substr(3)) >= 90;
+  if (hopper_or_later) return false;
+  WARN("skipped: the early flag kernel needs sm_90 or later, and " << device.info().name << " is " << target);
+  return true;
+}
+
 std::vector<std::uint8_t> read_back(CudaDevice& device, const DeviceMemory& memory) {
   HostPages pages(memory.bytes());
   auto admission = device.admit(pages, host_info());

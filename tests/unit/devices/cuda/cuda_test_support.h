@@ -112,6 +112,10 @@ std::unique_ptr<NativeRegion> lower(Device& device, std::span<const Operation> o
 void launch_and_wait(Device& device, NativeRegion& region, RecordingSink& sink, std::uint32_t slot = 0);
 // The bytes of GPU memory, copied into admitted host pages on the Download lane.
 std::vector<std::uint8_t> read_back(CudaDevice& device, const DeviceMemory& memory);
+// True, with a warning that says so, when `writer` is EarlyKernel and `device` is older
+// than sm_90, where no early flag kernel exists (its probe settles on Kernel): the caller
+// returns, since what it tests is not there.
+bool early_kernel_unavailable(const CudaDevice& device, CudaFlagWriter writer);
 
 }  // namespace accord::devices::cuda::testing
 

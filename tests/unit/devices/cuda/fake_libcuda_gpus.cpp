@@ -258,9 +258,11 @@ bool ignored(const char* call) {
   const std::lock_guard lock(state().mu);
   return state().ignore == call;
 }
-int g_flag_function;  // the flag kernel's CUfunction is this address
+int g_flag_function;        // the flag kernel's CUfunction is this address
+int g_early_flag_function;  // and the early flag kernel's this one
 struct FakeNode {
   enum Kind { Write, Event, Nothing } kind = Write;
+  bool kernel = false;  // a Write by a flag kernel (cuGraphNodeGetType)
   CUdeviceptr address = 0;
   unsigned value = 0;
   CUevent event = nullptr;
@@ -291,7 +293,10 @@ CUresult module_load(CUmodule* module, const void* image, unsigned, CUjit_option
   if (!graphs_on("cuModuleLoadDataEx")) return CUDA_ERROR_NOT_SUPPORTED;
   if (std::strstr(static_cast<const char*>(image), ".entry accord_completion_flag") == nullptr)
     return CUDA_ERROR_NOT_SUPPORTED;
-  fails("cuModuleLoadDataEx", "accord_completion_flag");
+  // "fail=sm_90": a GPU before Hopper, which refuses the early flag kernel's module.
+  const bool early = std::strstr(static_cast<const char*>(image), ".entry accord_completion_flag_early") != nullptr;
+  if (early && !graphs_on("sm_90")) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  fails("cuModuleLoadDataEx", early ? "accord_completion_flag_early" : "accord_completion_flag");
   *module = reinterpret_cast<CUmodule>(new int(0));
   return CUDA_SUCCESS;
 }
@@ -300,9 +305,14 @@ CUresult module_unload(CUmodule module) {
   return CUDA_SUCCESS;
 }
 CUresult module_function(CUfunction* function, CUmodule, const char* name) {
-  if (!graphs_on("cuModuleGetFunction") || std::strcmp(name, "accord_completion_flag") != 0)
+  if (!graphs_on("cuModuleGetFunction")) return CUDA_ERROR_NOT_FOUND;
+  if (std::strcmp(name, "accord_completion_flag") == 0) {
+    *function = reinterpret_cast<CUfunction>(&g_flag_function);
+  } else if (std::strcmp(name, "accord_completion_flag_early") == 0) {
+    *function = reinterpret_cast<CUfunction>(&g_early_flag_function);
+  } else {
     return CUDA_ERROR_NOT_FOUND;
-  *function = reinterpret_cast<CUfunction>(&g_flag_function);
+  }
   return CUDA_SUCCESS;
 }
 CUresult graph_create(CUgraph* graph, unsigned) {
@@ -322,6 +332,7 @@ CUresult add_node(CUgraphNode* added, CUgraph graph, FakeNode node) {
 }
 FakeNode flag_kernel_node(const CUDA_KERNEL_NODE_PARAMS* params) {
   FakeNode node;
+  node.kernel = true;
   node.address = *static_cast<const CUdeviceptr*>(params->kernelParams[0]);
   node.value = *static_cast<const unsigned*>(params->kernelParams[1]);
   return node;
@@ -335,8 +346,33 @@ FakeNode write_node(const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
 CUresult add_kernel_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t,
                          const CUDA_KERNEL_NODE_PARAMS* params) {
   if (!graphs_on("cuGraphAddKernelNode")) return CUDA_ERROR_NOT_SUPPORTED;
-  if (params->func != reinterpret_cast<CUfunction>(&g_flag_function)) return CUDA_ERROR_INVALID_VALUE;
+  if (params->func != reinterpret_cast<CUfunction>(&g_flag_function) &&
+      params->func != reinterpret_cast<CUfunction>(&g_early_flag_function))
+    return CUDA_ERROR_INVALID_VALUE;
   return add_node(added, graph, flag_kernel_node(params));
+}
+CUresult node_type(CUgraphNode node, CUgraphNodeType* type) {
+  if (!graphs_on("cuGraphNodeGetType")) return CUDA_ERROR_NOT_SUPPORTED;
+  const FakeNode& n = *reinterpret_cast<const FakeNode*>(node);
+  *type = n.kernel                          ? CU_GRAPH_NODE_TYPE_KERNEL
+          : n.kind == FakeNode::Event       ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
+          : n.kind == FakeNode::Nothing     ? CU_GRAPH_NODE_TYPE_EMPTY
+                                            : CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+  return CUDA_SUCCESS;
+}
+// Nodes run in the order they were added, so an edge changes nothing here; a programmatic
+// one is checked as the driver checks it (kernel to kernel) and logged.
+CUresult add_dependencies(CUgraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edges,
+                          std::size_t count) {
+  if (!graphs_on("cuGraphAddDependencies")) return CUDA_ERROR_NOT_SUPPORTED;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (edges == nullptr || edges[i].type != CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) continue;
+    if (!reinterpret_cast<const FakeNode*>(from[i])->kernel || !reinterpret_cast<const FakeNode*>(to[i])->kernel)
+      return CUDA_ERROR_INVALID_VALUE;
+    const std::lock_guard lock(state().mu);
+    state().log.push_back("cuGraphAddDependencies programmatic port=" + std::to_string(edges[i].from_port));
+  }
+  return CUDA_SUCCESS;
 }
 CUresult add_write_node(CUgraphNode* added, CUgraph graph, const CUgraphNode*, std::size_t,
                         const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
@@ -464,6 +500,8 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuGraphAddBatchMemOpNode", add_write_node),
     ACCORD_FAKE("cuGraphAddEventRecordNode", add_event_node),
     ACCORD_FAKE("cuGraphAddEmptyNode", add_empty_node),
+    ACCORD_FAKE("cuGraphNodeGetType", node_type),
+    ACCORD_FAKE("cuGraphAddDependencies", add_dependencies),
     ACCORD_FAKE("cuGraphInstantiateWithFlags", instantiate),
     ACCORD_FAKE("cuGraphExecDestroy", exec_destroy),
     ACCORD_FAKE("cuGraphExecKernelNodeSetParams", set_kernel_params),
