@@ -79,15 +79,23 @@ TEST_CASE("the early flag kernel follows its probe's kernel by a programmatic ed
   CHECK(has("cuGraphAddDependencies programmatic port=" + std::to_string(CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER)));
 }
 
-TEST_CASE("the flag kernel is compiled once per GPU, and not at all with cuda.completion = event",
+TEST_CASE("the flag kernel and its early variant are compiled once per GPU, and not at all with cuda.completion = "
+          "event",
           "[cuda][flags][fake]") {
   const auto loads = [](const FakeGpus& gpus) {
     const auto& log = gpus.opening_log();
     return std::count_if(log.begin(), log.end(),
                          [](const std::string& line) { return line.starts_with("cuModuleLoadDataEx"); });
   };
-  SECTION("flags") {
+  SECTION("flags, the default early kernel") {
     FakeGpus gpus(2, {"graphs=1"});
+    CHECK(loads(gpus) == 4);
+    CHECK(gpus.gpu(1).flag_writer() == CudaFlagWriter::EarlyKernel);
+  }
+  SECTION("flags, the kernel") {
+    CudaDeviceOptions options;
+    options.flag_write = CudaFlagWriter::Kernel;
+    FakeGpus gpus(2, {"graphs=1"}, options);
     CHECK(loads(gpus) == 2);
     CHECK(gpus.gpu(1).flag_writer() == CudaFlagWriter::Kernel);
   }
@@ -108,7 +116,7 @@ TEST_CASE("a region of no operation on a fake GPU ends with the memory operation
   options.poll.event_check = std::chrono::seconds(60);
   FakeGpus gpus(1, {"graphs=1"}, options);
   CudaDevice& device = gpus.gpu(0);
-  REQUIRE(device.flag_writer() == CudaFlagWriter::Kernel);
+  REQUIRE(device.flag_writer() == CudaFlagWriter::EarlyKernel);
   constexpr std::uint32_t kSlots = 3;
   const auto region = testing::lower(device, {}, {}, kSlots);
   const auto& cuda_region = static_cast<const CudaRegion&>(*region);
