@@ -21,12 +21,8 @@ for round in 1 2; do
   for side in before after; do
     suffix=""
     [[ $side == before ]] && suffix=.before
-    row "round $round, $side: 16 embedded runtimes" "$bench$suffix" --config tenants:accord
     export ACCORD_BENCH_ACCORDD_BINARY=$build/daemon/accordd$suffix
-    ACCORD_BENCH_ACCORDD_NICE=-10 \
-      row "round $round, $side: 16 processes through accordd" "$bench$suffix" --config processes:accordd
-    row "round $round, $side: accordd 1 / 10 kernels" "$bench$suffix" --config daemon --iterations 10000
-    row "round $round, $side: embedded 1 / 10 / 100 kernels" "$bench$suffix" --config latency --iterations 6000
+    ab_rows "round $round, $side" "$bench$suffix"
     unset ACCORD_BENCH_ACCORDD_BINARY
   done
 done

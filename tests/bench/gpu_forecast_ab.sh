@@ -15,11 +15,7 @@ nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date
 for round in 1 2; do
   for sleep in 0 1; do
     export ACCORD_BENCH_FORECAST_SLEEP=$sleep
-    side="forecast sleep $([[ $sleep == 1 ]] && echo on || echo off)"
-    row "round $round, $side: 16 embedded runtimes" "$bench" --config tenants:accord
-    ACCORD_BENCH_ACCORDD_NICE=-10 row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
-    row "round $round, $side: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
-    row "round $round, $side: embedded 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
+    ab_rows "round $round, forecast sleep $([[ $sleep == 1 ]] && echo on || echo off)" "$bench"
   done
 done
 unset ACCORD_BENCH_FORECAST_SLEEP

@@ -24,11 +24,7 @@ use_value() {
 for round in 1 2; do
   for value in "${values[@]}"; do
     use_value "$value"
-    side="$key=$value"
-    row "round $round, $side: 16 embedded runtimes" "$bench" --config tenants:accord
-    ACCORD_BENCH_ACCORDD_NICE=-10 row "round $round, $side: 16 processes through accordd" "$bench" --config processes:accordd
-    row "round $round, $side: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
-    row "round $round, $side: embedded 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
+    ab_rows "round $round, $key=$value" "$bench"
   done
 done
 row "noisy neighbour, embedded, $key=${values[-1]}" "$bench" --config neighbour --iterations 3000

@@ -22,6 +22,17 @@ row() {
   timeout "$row_limit" "$@" 2>&1 | grep -v '^$' >> "$log"
 }
 
+# ab_rows LABEL GPU_GRAPH_BENCH: one side of an A/B round, the rows every A/B script
+# compares: 16 embedded runtimes, 16 client processes through accordd at nice -10 (as its
+# unit runs it), accordd's 1- / 10-kernel rows and the embedded 1- / 10- / 100-kernel rows.
+ab_rows() {
+  local label=$1 bench=$2
+  row "$label: 16 embedded runtimes" "$bench" --config tenants:accord
+  ACCORD_BENCH_ACCORDD_NICE=-10 row "$label: 16 processes through accordd" "$bench" --config processes:accordd
+  row "$label: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
+  row "$label: embedded 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
+}
+
 # mps_row GPU_GRAPH_BENCH: the 16 tenant processes under an MPS control daemon started
 # for the row and stopped after it (no GPU setting changes); says so when MPS is absent.
 mps_row() {

@@ -12,56 +12,27 @@
 namespace accord::devices::cuda {
 namespace {
 
+constexpr char kFlagKernelName[] = "accord_completion_flag";
+constexpr char kEarlyFlagKernelName[] = "accord_completion_flag_early";
+
 // The flag kernel: one thread fences at system scope (the region's results, in GPU or
 // registered host memory, are visible before the flag is) and stores the value. PTX, so
 // the driver compiles it for whatever GPU this is; written here rather than built with
 // nvcc so that the daemon builds where the CUDA toolkit is absent.
-constexpr char kFlagKernelPtx[] = R"(.version 7.0
-.target sm_52
-.address_size 64
-
-.visible .entry accord_completion_flag(
-	.param .u64 accord_completion_flag_word,
-	.param .u32 accord_completion_flag_value
-)
-{
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<3>;
-	ld.param.u64 %rd1, [accord_completion_flag_word];
-	ld.param.u32 %r1, [accord_completion_flag_value];
-	cvta.to.global.u64 %rd2, %rd1;
-	membar.sys;
-	st.volatile.global.u32 [%rd2], %r1;
-	ret;
+// `early`: EarlyKernel's variant, launched once the region's last kernels have begun,
+// first waits for them to end and for their writes to be visible (griddepcontrol.wait,
+// PTX 7.8, sm_90; without programmatic predecessors it returns at once). A GPU before
+// sm_90 refuses that module, and the probe falls back to Kernel.
+std::string flag_kernel_ptx(bool early) {
+  return std::string(early ? ".version 7.8\n.target sm_90\n" : ".version 7.0\n.target sm_52\n") +
+         ".address_size 64\n\n.visible .entry " + (early ? kEarlyFlagKernelName : kFlagKernelName) +
+         "(\n\t.param .u64 flag_word,\n\t.param .u32 flag_value\n)\n{\n"
+         "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n"
+         "\tld.param.u64 %rd1, [flag_word];\n\tld.param.u32 %r1, [flag_value];\n"
+         "\tcvta.to.global.u64 %rd2, %rd1;\n" +
+         (early ? "\tgriddepcontrol.wait;\n" : "") +
+         "\tmembar.sys;\n\tst.volatile.global.u32 [%rd2], %r1;\n\tret;\n}\n";
 }
-)";
-constexpr char kFlagKernelName[] = "accord_completion_flag";
-
-// EarlyKernel's variant: launched once the region's last kernels have begun, it waits for
-// them to end and for their writes to be visible (griddepcontrol.wait, PTX 7.8, sm_90),
-// then fences and stores as above. Without programmatic predecessors the wait returns at
-// once. A GPU before sm_90 refuses the module, and the probe falls back to Kernel.
-constexpr char kEarlyFlagKernelPtx[] = R"(.version 7.8
-.target sm_90
-.address_size 64
-
-.visible .entry accord_completion_flag_early(
-	.param .u64 accord_completion_flag_early_word,
-	.param .u32 accord_completion_flag_early_value
-)
-{
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<3>;
-	ld.param.u64 %rd1, [accord_completion_flag_early_word];
-	ld.param.u32 %r1, [accord_completion_flag_early_value];
-	cvta.to.global.u64 %rd2, %rd1;
-	griddepcontrol.wait;
-	membar.sys;
-	st.volatile.global.u32 [%rd2], %r1;
-	ret;
-}
-)";
-constexpr char kEarlyFlagKernelName[] = "accord_completion_flag_early";
 
 CUstreamBatchMemOpParams write_one(CudaFlag flag) noexcept {
   CUstreamBatchMemOpParams op{};
@@ -185,8 +156,8 @@ Status CudaFlagPool::load_flag_kernel(bool early) {
     return unsupported_error(what + ": the driver has no cuGraphExecKernelNodeSetParams");
   ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), what);
   CUmodule module = nullptr;
-  ACCORD_CU_RETURN_IF_ERROR(
-      s, cuModuleLoadDataEx(&module, early ? kEarlyFlagKernelPtx : kFlagKernelPtx, 0, nullptr, nullptr), what);
+  const std::string ptx = flag_kernel_ptx(early);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuModuleLoadDataEx(&module, ptx.c_str(), 0, nullptr, nullptr), what);
   UniqueCuModule& kept = early ? early_flag_module_ : flag_module_;
   kept = UniqueCuModule(s, context_.context, module);
   ACCORD_CU_RETURN_IF_ERROR(

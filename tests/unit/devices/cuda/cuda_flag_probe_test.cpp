@@ -87,17 +87,16 @@ TEST_CASE("the flag kernel and its early variant are compiled once per GPU, and 
     return std::count_if(log.begin(), log.end(),
                          [](const std::string& line) { return line.starts_with("cuModuleLoadDataEx"); });
   };
-  SECTION("flags, the default early kernel") {
-    FakeGpus gpus(2, {"graphs=1"});
-    CHECK(loads(gpus) == 4);
-    CHECK(gpus.gpu(1).flag_writer() == CudaFlagWriter::EarlyKernel);
-  }
-  SECTION("flags, the kernel") {
-    CudaDeviceOptions options;
-    options.flag_write = CudaFlagWriter::Kernel;
-    FakeGpus gpus(2, {"graphs=1"}, options);
-    CHECK(loads(gpus) == 2);
-    CHECK(gpus.gpu(1).flag_writer() == CudaFlagWriter::Kernel);
+  // The default options ask for the early kernel, which needs the plain one too.
+  const CudaDeviceOptions defaults;
+  CudaDeviceOptions plain;
+  plain.flag_write = CudaFlagWriter::Kernel;
+  for (const auto& [options, modules] : {std::pair{defaults, 4}, std::pair{plain, 2}}) {
+    DYNAMIC_SECTION("flags, modules per two GPUs: " << modules) {
+      FakeGpus gpus(2, {"graphs=1"}, options);
+      CHECK(loads(gpus) == modules);
+      CHECK(gpus.gpu(1).flag_writer() == options.flag_write);
+    }
   }
   SECTION("events") {
     CudaDeviceOptions options;
