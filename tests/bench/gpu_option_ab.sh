@@ -6,7 +6,7 @@
 # -10 as its unit runs it, accordd's 1- / 10-kernel rows and the embedded 1- / 10- /
 # 100-kernel rows; then both noisy-neighbour rows with the last value, and MPS for the
 # ratio.
-#   tests/bench/gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY "VALUE ..."
+#   [ACCORD_AB_ROUNDS=N] tests/bench/gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY "VALUE ..."
 # e.g. cuda.flag_write "kernel early_kernel"
 set -uo pipefail
 [[ $# -eq 4 ]] || { echo "usage: gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY \"VALUE ...\"" >&2; exit 2; }
@@ -21,7 +21,7 @@ use_value() {
   export ACCORD_BENCH_CUDA_OPTIONS="$key=$1"
   export ACCORD_BENCH_ACCORDD_ARGS="--device-option $key=$1"
 }
-for round in 1 2; do
+for round in $(seq 1 "${ACCORD_AB_ROUNDS:-2}"); do
   for value in "${values[@]}"; do
     use_value "$value"
     ab_rows "round $round, $key=$value" "$bench"
