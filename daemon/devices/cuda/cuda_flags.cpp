@@ -199,7 +199,9 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
     flag_kernel_ = nullptr;
     flag_module_ = UniqueCuModule();
   }
-  writer_ = early.works ? CudaFlagWriter::EarlyKernel : kernel.works ? CudaFlagWriter::Kernel : CudaFlagWriter::MemoryOp;
+  writer_ = early.works    ? CudaFlagWriter::EarlyKernel
+            : kernel.works ? CudaFlagWriter::Kernel
+                           : CudaFlagWriter::MemoryOp;
   if (early.works) kernel.waitable = kernel.waitable && early.waitable;
   usable_ = kernel.works || memory_op.works;
   // Successors wait on flags only where every tail they may follow can be waited on.

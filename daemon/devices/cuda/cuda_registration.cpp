@@ -58,8 +58,10 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
                                                       name, value, {{"flag", Flag}, {"flag_event", FlagAndEvent}, {"event", Event}}));
     } else if (name == "flag_write") {
       using enum CudaFlagWriter;
-      ACCORD_ASSIGN_OR_RETURN(options.flag_write,
-                              parse_choice<CudaFlagWriter>(name, value, {{"kernel", Kernel}, {"early_kernel", EarlyKernel}, {"memory_op", MemoryOp}}));
+      ACCORD_ASSIGN_OR_RETURN(
+          options.flag_write,
+          parse_choice<CudaFlagWriter>(name, value,
+                                       {{"kernel", Kernel}, {"early_kernel", EarlyKernel}, {"memory_op", MemoryOp}}));
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
