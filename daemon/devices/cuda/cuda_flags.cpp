@@ -96,25 +96,24 @@ Result<CompletionTail> CudaFlagPool::append_tail_as(CudaFlagWriter writer, CUgra
   CompletionTail tail;
   tail.writer = writer;
   if (writer == CudaFlagWriter::EarlyKernel && !takes_early_edges(sinks)) tail.writer = CudaFlagWriter::Kernel;
-  if (tail.writer == CudaFlagWriter::EarlyKernel) {
-    // Added without dependencies, then tied to each sink's launch-order port.
+  if (tail.writer != CudaFlagWriter::MemoryOp) {
+    // The early kernel is added without dependencies, then tied to each sink's launch-
+    // order port; the plain one follows the sinks' ends.
+    const bool early = tail.writer == CudaFlagWriter::EarlyKernel;
     FlagKernelArgs args;
     args.word = flag.device_address;
-    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(early_flag_kernel_, args);
-    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddKernelNode(&tail.write, graph, nullptr, 0, &params),
+    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(kernel_of(tail.writer), args);
+    ACCORD_CU_RETURN_IF_ERROR(s,
+                              cuGraphAddKernelNode(&tail.write, graph, early ? nullptr : sinks.data(),
+                                                   early ? 0 : sinks.size(), &params),
                               "adding the completion flag of " + what);
     CUgraphEdgeData edge{};
     edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
     edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    for (CUgraphNode sink : sinks)
-      ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddDependencies(graph, &sink, &tail.write, &edge, 1),
-                                "tying the early completion flag of " + what + " to its last kernels");
-  } else if (tail.writer == CudaFlagWriter::Kernel) {
-    FlagKernelArgs args;
-    args.word = flag.device_address;
-    const CUDA_KERNEL_NODE_PARAMS params = kernel_params(flag_kernel_, args);
-    ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddKernelNode(&tail.write, graph, sinks.data(), sinks.size(), &params),
-                              "adding the completion flag of " + what);
+    if (early)
+      for (CUgraphNode sink : sinks)
+        ACCORD_CU_RETURN_IF_ERROR(s, cuGraphAddDependencies(graph, &sink, &tail.write, &edge, 1),
+                                  "tying the early completion flag of " + what + " to its last kernels");
   } else {
     CUstreamBatchMemOpParams op = write_one(flag);
     const CUDA_BATCH_MEM_OP_NODE_PARAMS params = write_params(context_, op);
@@ -202,10 +201,10 @@ bool CudaFlagPool::probe(CudaFlagWriter preferred) noexcept {
   writer_ = early.works    ? CudaFlagWriter::EarlyKernel
             : kernel.works ? CudaFlagWriter::Kernel
                            : CudaFlagWriter::MemoryOp;
-  if (early.works) kernel.waitable = kernel.waitable && early.waitable;
   usable_ = kernel.works || memory_op.works;
   // Successors wait on flags only where every tail they may follow can be waited on.
-  waitable_ = usable_ && (!kernel.works || kernel.waitable) && (!memory_op.works || memory_op.waitable);
+  waitable_ = usable_ && (!kernel.works || kernel.waitable) && (!early.works || early.waitable) &&
+              (!memory_op.works || memory_op.waitable);
   return usable_;
 }
 
@@ -237,9 +236,8 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
           CUgraphNode node = nullptr;
           if (s.cuGraphAddKernelNode(&node, graph.get(), nullptr, 0, &params) == CUDA_SUCCESS) sinks.push_back(node);
         }
-        auto tail = early && sinks.empty()
-                        ? Result<CompletionTail>(unsupported_error("no kernel to follow"))
-                        : append_tail_as(writer, graph.get(), sinks, built.value(), event.get(), "the flag probe");
+        // Without its sink the early tail would be the plain kernel's, and not count.
+        auto tail = append_tail_as(writer, graph.get(), sinks, built.value(), event.get(), "the flag probe");
         if (tail.ok() && tail.value().writer == writer &&
             s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
