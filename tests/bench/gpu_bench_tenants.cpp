@@ -63,6 +63,22 @@ std::vector<double> merged(const std::vector<std::vector<double>>& per_thread) {
   return all;
 }
 
+// Each tenant's own loop p50, lowest / median / highest: tenants whose graphs queue
+// behind another's on one hardware work queue loop markedly slower than the rest, which
+// the merged percentiles above hide. Sorts each tenant's samples.
+void print_tenant_spread(std::vector<std::vector<double>>& per_tenant) {
+  std::vector<double> p50s;
+  for (auto& samples : per_tenant)
+    if (!samples.empty()) p50s.push_back(summarize(samples).p50);
+  if (p50s.empty()) return;
+  std::sort(p50s.begin(), p50s.end());
+  std::printf("    each tenant's p50 us: lowest %.1f, median %.1f, highest %.1f; above 1.25x the median: %zu of %zu\n",
+              p50s.front(), p50s[p50s.size() / 2], p50s.back(),
+              static_cast<std::size_t>(std::count_if(p50s.begin(), p50s.end(),
+                                                     [&](double v) { return v > 1.25 * p50s[p50s.size() / 2]; })),
+              p50s.size());
+}
+
 }  // namespace
 
 // `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
@@ -104,6 +120,7 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
     const Summary s = summarize(all);
     std::printf("  %-50s %10.0f %8.1f %8.1f %9.1f %8.2f %8.2f\n", label, graphs / window.seconds, s.p50, s.p99,
                 window.cpu_us / graphs, window.voluntary_switches / graphs, window.involuntary_switches / graphs);
+    print_tenant_spread(samples);
   };
   const auto chain = [&](DirectTail tail, DirectWait wait, CUgreenCtx green) {
     auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
@@ -457,10 +474,12 @@ void tenant_processes(const std::string& label) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
   }
   std::vector<double> all, inside;
+  std::vector<std::vector<double>> per_tenant;
   for (int t = 0; t < kTenantProcesses; ++t) {
     const std::string path = std::string(dir) + "/tenant-" + std::to_string(t) + ".bin";
     const std::vector<double> samples = read_samples(path);
     all.insert(all.end(), samples.begin(), samples.end());
+    per_tenant.push_back(samples);
     if (accordd) {
       const std::vector<double> profiles = read_samples(path + ".inside");
       inside.insert(inside.end(), profiles.begin(), profiles.end());
@@ -472,6 +491,7 @@ void tenant_processes(const std::string& label) {
   std::printf("  %-42s %14.0f %10.1f %10.1f%s\n", ("16 processes, " + how).c_str(),
               static_cast<double>(all.size()) / seconds, s.p50, s.p99,
               failed ? (" (" + std::to_string(failed) + " processes failed)").c_str() : "");
+  print_tenant_spread(per_tenant);
   if (accordd && !inside.empty()) {
     const Summary in = summarize(inside);
     std::printf("    inside accordd (accepted -> terminal, from each completion's profile): p50 %.1f us, p99 %.1f us\n",
