@@ -91,7 +91,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   device->memory_config_.exportable = exportable != 0;
 
   CUstream stream = nullptr;
-  ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "creating the zeroing stream of " + gpu);
+  if (const CUresult r = create_stream(s, &stream, 0); r != CUDA_SUCCESS)
+    return cuda_status(&s, r, "cuStreamCreateWithPriority", "creating the zeroing stream of " + gpu);
   device->zero_stream_ = UniqueCuStream(s, primary, stream);
   device->memory_config_.zero_stream = stream;
   // One pool per priority level, from the default (least) priority up to the greatest,
@@ -105,6 +106,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   const std::uint32_t levels = least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1;
   device->level_count_ = std::min(levels, kMaxLevels);
   device->streams_per_lane_ = options.streams_per_lane;
+  device->stream_sharing_ = options.stream_pool;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
   // With cuda.completion = event no region takes a flag: nothing to probe (or compile).
@@ -172,23 +174,13 @@ Status CudaDevice::ensure_level(std::uint32_t level) {
   if (levels_[level].load(std::memory_order_acquire) != nullptr) return Status();
   const std::lock_guard lock(levels_mu_);
   if (levels_[level].load(std::memory_order_relaxed) != nullptr) return Status();
-  const CudaSymbols& s = *syms_;
-  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(context_.context), "making the context of " + info_.name + " current");
-  auto pools = std::make_unique<LevelStreams>();
+  ACCORD_CU_RETURN_IF_ERROR(*syms_, cuCtxSetCurrent(context_.context), "making the context of " + info_.name + " current");
   const int native = least_priority_ - static_cast<int>(level);
-  for (std::size_t lane = 0; lane < kLanes.size(); ++lane) {
-    for (std::uint32_t i = 0; i < streams_per_lane_; ++i) {
-      CUstream stream = nullptr;
-      ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native),
-                                "creating a " + std::string(to_string(kLanes[lane])) + " stream of priority " +
-                                    std::to_string(native) + " on " + info_.name);
-      auto pooled = std::make_unique<PooledStream>();
-      pooled->stream = UniqueCuStream(s, context_.context, stream);
-      pools->lanes[lane].push_back(std::move(pooled));
-    }
-  }
+  ACCORD_ASSIGN_OR_RETURN(
+      std::shared_ptr<const LevelStreams> pools,
+      make_level_streams(syms_, context_.context, native, streams_per_lane_, stream_sharing_, info_.name));
   // Owned before it is published: a failed push_back must not leave it reachable.
-  LevelStreams* published = pools.get();
+  const LevelStreams* published = pools.get();
   owned_levels_.push_back(std::move(pools));
   levels_[level].store(published, std::memory_order_release);
   return Status();
@@ -202,7 +194,7 @@ Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& req
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
-CudaDevice::PooledStream& CudaDevice::take_stream(LevelStreams& pools, LaneKind lane,
+PooledStream& CudaDevice::take_stream(const LevelStreams& pools, LaneKind lane,
                                                   std::atomic<std::uint32_t>& last) noexcept {
   const auto lane_index = static_cast<std::size_t>(lane);  // Upload 0, Compute 1, Download 2 (lane.h)
   const std::vector<std::unique_ptr<PooledStream>>& pool = pools.lanes[lane_index];
@@ -243,7 +235,7 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   slot.launch_result = CUDA_SUCCESS;
   const CudaSymbols& s = *syms_;
   // lower() made the region's level; a region of another device would find none.
-  LevelStreams* pools = levels_[level_of(region.priority())].load(std::memory_order_acquire);
+  const LevelStreams* pools = levels_[level_of(region.priority())].load(std::memory_order_acquire);
   if (pools == nullptr) {
     slot.launch_result = CUDA_ERROR_INVALID_HANDLE;
     slot.launch_call = "launch (the region was not lowered on this device)";

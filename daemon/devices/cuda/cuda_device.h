@@ -24,6 +24,7 @@
 #include "daemon/devices/cuda/cuda_image.h"
 #include "daemon/devices/cuda/cuda_memory.h"
 #include "daemon/devices/cuda/cuda_options.h"
+#include "daemon/devices/cuda/cuda_stream_pool.h"
 #include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
@@ -104,8 +105,6 @@ class CudaDevice final : public Device, private CudaLossObserver {
   void on_sticky_error(Status cause) noexcept override;
   // The flag pool when regions get flags (probed and usable), else nullptr.
   CudaFlagPool* flags_in_use() const noexcept;
-  struct PooledStream;
-  struct LevelStreams;
   // The pool level of session priority `priority` (see levels_).
   std::uint32_t level_of(int priority) const noexcept;
   // Makes the streams of priority level `level` unless they exist. Thread-safe.
@@ -114,7 +113,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // pool index `last` (the region's last launch) when it has no launch in flight, else one
   // with no launch in flight if there is one, so that submissions of different sessions
   // run side by side; otherwise the one with the fewest. Stores the index taken in `last`.
-  PooledStream& take_stream(LevelStreams& pools, LaneKind lane, std::atomic<std::uint32_t>& last) noexcept;
+  PooledStream& take_stream(const LevelStreams& pools, LaneKind lane, std::atomic<std::uint32_t>& last) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
   UniqueCuPrimaryContext primary_;  // released last of the native handles
@@ -124,35 +123,28 @@ class CudaDevice final : public Device, private CudaLossObserver {
   SmVersion sm_ = 0;
   CudaMemoryConfig memory_config_;
   UniqueCuStream zero_stream_;
-  // Stream pools per priority level: level 0 is the CUDA default (least) priority, level
-  // L the L-th step towards the greatest priority cuCtxGetStreamPriorityRange reports.
-  // A session priority p maps to level clamp(p, 0, levels - 1): negative priorities share
-  // the default pool (CUDA has nothing below it). Within a level, one pool per lane
-  // (Upload, Compute, Download). A launch takes its region's last stream again when that
-  // one is idle, else the first idle stream from a position that turns round-robin (the
-  // least busy when none is idle); a stream's count of launches in flight comes back when
-  // its slot is reported. Taking the same stream again lifted 16 embedded runtimes from
+  // Stream pools per priority level (cuda_stream_pool.h): level 0 is the CUDA default
+  // (least) priority, level L the L-th step towards the greatest priority
+  // cuCtxGetStreamPriorityRange reports. A session priority p maps to level
+  // clamp(p, 0, levels - 1): negative priorities share the default pool (CUDA has nothing
+  // below it). A launch takes its region's last stream again when that one is idle, else
+  // the first idle stream from a position that turns round-robin (the least busy when
+  // none is idle); a stream's count of launches in flight comes back when its slot is
+  // reported. Taking the same stream again lifted 16 embedded runtimes from
   // 316,844-318,394 to 332,784-336,284 graphs/s on the H200 (RESULTS.md, session 22).
-  // Sessions share a device's
-  // pools, and a launch on a busy stream waits for the work ahead of it there: with 4
-  // streams per lane (the old default) taken in turn, 16 client processes of one accordd
-  // ran at most 4 graphs at a time (118,000 graphs/s on the H200, where 16 processes
-  // under MPS reached 411,000).
-  struct alignas(64) PooledStream {  // a line each: launches from many threads count here
-    UniqueCuStream stream;
-    std::atomic<std::uint32_t> launches{0};
-  };
-  struct LevelStreams {
-    std::array<std::vector<std::unique_ptr<PooledStream>>, 3> lanes;
-  };
+  // Sessions share a device's pools, and a launch on a busy stream waits for the work
+  // ahead of it there: with 4 streams per lane (the old default) taken in turn, 16
+  // client processes of one accordd ran at most 4 graphs at a time (118,000 graphs/s on
+  // the H200, where 16 processes under MPS reached 411,000).
   // Made by ensure_level when a region of the level is first lowered, so that a process
   // holds streams only for the priorities it uses (under MPS, a client's streams take
   // the server's resources: 16 embedded runtimes with an executor each, and a standby,
   // at 288 streams each, could not all make a context). Published once, read without a lock.
   static constexpr std::uint32_t kMaxLevels = 32;  // more than any GPU reports (the H200: 6)
-  std::array<std::atomic<LevelStreams*>, kMaxLevels> levels_{};
-  std::mutex levels_mu_;                                     // ensure_level
-  std::vector<std::unique_ptr<LevelStreams>> owned_levels_;  // levels_mu_
+  std::array<std::atomic<const LevelStreams*>, kMaxLevels> levels_{};
+  std::mutex levels_mu_;                                                // ensure_level
+  std::vector<std::shared_ptr<const LevelStreams>> owned_levels_;       // levels_mu_
+  CudaStreamSharing stream_sharing_ = CudaStreamSharing::Device;       // cuda.stream_pool
   int least_priority_ = 0;
   std::uint32_t level_count_ = 1;
   std::uint32_t streams_per_lane_ = 16;

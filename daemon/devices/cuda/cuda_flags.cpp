@@ -8,6 +8,7 @@
 #include <new>
 
 #include "daemon/devices/cuda/cuda_status.h"
+#include "daemon/devices/cuda/cuda_stream_pool.h"
 
 namespace accord::devices::cuda {
 namespace {
@@ -242,7 +243,7 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
             s.cuGraphInstantiateWithFlags(&raw_exec, graph.get(), 0) == CUDA_SUCCESS) {
           const UniqueCuGraphExec exec(s, context_.context, raw_exec);
           if (retarget_tail(exec.get(), tail.value(), target.value(), event.get(), "the flag probe").ok() &&
-              s.cuStreamCreate(&raw_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+              create_stream(s, &raw_stream, 0) == CUDA_SUCCESS) {
             const UniqueCuStream stream(s, context_.context, raw_stream);
             probed.works = s.cuGraphLaunch(exec.get(), stream.get()) == CUDA_SUCCESS &&
                            s.cuStreamSynchronize(stream.get()) == CUDA_SUCCESS &&

@@ -1,0 +1,77 @@
+#include "daemon/devices/cuda/cuda_stream_pool.h"
+
+#include <mutex>
+
+#include "accord/lane.h"
+#include "daemon/devices/cuda/cuda_status.h"
+
+namespace accord::devices::cuda {
+
+namespace {
+
+constexpr std::array kPoolLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
+
+// Held while the backend makes any stream: a pool's streams are then made back to back.
+std::mutex& creation_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// The shared pools of the process (Process sharing), found by context and priority.
+// Weak: a pool lives as long as a device holds it, and an expired entry is made again.
+struct SharedPool {
+  CUcontext context = nullptr;
+  int native_priority = 0;
+  std::weak_ptr<const LevelStreams> pools;
+};
+std::vector<SharedPool>& shared_pools() {  // under creation_mutex()
+  static std::vector<SharedPool> pools;
+  return pools;
+}
+
+Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const CudaSymbols> syms, CUcontext context,
+                                                        int native_priority, std::uint32_t per_lane,
+                                                        const std::string& gpu) {
+  auto pools = std::make_shared<LevelStreams>();
+  pools->syms = std::move(syms);
+  const CudaSymbols& s = *pools->syms;
+  for (std::size_t lane = 0; lane < kPoolLanes.size(); ++lane) {
+    for (std::uint32_t i = 0; i < per_lane; ++i) {
+      CUstream stream = nullptr;
+      ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native_priority),
+                                "creating a " + std::string(to_string(kPoolLanes[lane])) + " stream of priority " +
+                                    std::to_string(native_priority) + " on " + gpu);
+      auto pooled = std::make_unique<PooledStream>();
+      pooled->stream = UniqueCuStream(s, context, stream);
+      pools->lanes[lane].push_back(std::move(pooled));
+    }
+  }
+  return std::shared_ptr<const LevelStreams>(std::move(pools));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
+                                                               CUcontext context, int native_priority,
+                                                               std::uint32_t per_lane, CudaStreamSharing sharing,
+                                                               const std::string& gpu) {
+  const std::lock_guard lock(creation_mutex());
+  if (sharing == CudaStreamSharing::Device) return make_locked(std::move(syms), context, native_priority, per_lane, gpu);
+  std::vector<SharedPool>& shared = shared_pools();
+  std::erase_if(shared, [](const SharedPool& entry) { return entry.pools.expired(); });
+  for (const SharedPool& entry : shared) {
+    if (entry.context != context || entry.native_priority != native_priority) continue;
+    if (std::shared_ptr<const LevelStreams> pools = entry.pools.lock()) return pools;
+  }
+  ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<const LevelStreams> pools,
+                          make_locked(std::move(syms), context, native_priority, per_lane, gpu));
+  shared.push_back(SharedPool{context, native_priority, pools});
+  return pools;
+}
+
+CUresult create_stream(const CudaSymbols& syms, CUstream* stream, int native_priority) noexcept {
+  const std::lock_guard lock(creation_mutex());
+  return syms.cuStreamCreateWithPriority(stream, CU_STREAM_NON_BLOCKING, native_priority);
+}
+
+}  // namespace accord::devices::cuda

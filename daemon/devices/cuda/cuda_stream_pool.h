@@ -1,0 +1,59 @@
+// The streams a GPU's launches take: for one priority level, a pool per lane (Upload,
+// Compute, Download) of non-blocking streams, each counting its launches in flight
+// (CudaDevice::take_stream). A pool is a device's own, or shared by every CudaDevice of
+// the process on the same context and level (cuda.stream_pool = process): the driver
+// maps a context's streams onto its hardware work queues in the order they are made, so
+// that sixteen embedded runtimes' pools, made side by side, can put two tenants' streams
+// on one queue, where one tenant's graph waits behind the other's.
+// Thread-safety: make_level_streams and create_stream are thread-safe; a LevelStreams is
+// immutable once made, apart from its streams' atomic launch counts.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accord/status.h"
+#include "daemon/devices/cuda/cuda_handles.h"
+#include "daemon/devices/cuda/cuda_symbols.h"
+
+namespace accord::devices::cuda {
+
+// cuda.stream_pool: whose streams a device's launches take.
+enum class CudaStreamSharing {
+  Device,   // each CudaDevice makes its own pools
+  Process,  // every CudaDevice of the process on one context shares one pool per level
+};
+
+struct alignas(64) PooledStream {  // a line each: launches from many threads count here
+  UniqueCuStream stream;
+  std::atomic<std::uint32_t> launches{0};
+};
+
+struct LevelStreams {
+  std::shared_ptr<const CudaSymbols> syms;  // the driver of the streams, kept while they live
+  std::array<std::vector<std::unique_ptr<PooledStream>>, 3> lanes;  // Upload, Compute, Download
+};
+
+// The pools of priority `native_priority` on `context`: `per_lane` streams for each lane,
+// made back to back (no other stream of the backend is made between them, so a lane's
+// streams take consecutive hardware work queues). With Process sharing, the pools a
+// device of this process made for the same context and priority while they still live,
+// whatever their size. The caller keeps `context` retained while it holds the result.
+// Errors: the mapped kind of the failed cuStreamCreateWithPriority, naming `gpu`.
+Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
+                                                               CUcontext context, int native_priority,
+                                                               std::uint32_t per_lane, CudaStreamSharing sharing,
+                                                               const std::string& gpu);
+
+// cuStreamCreateWithPriority under the lock make_level_streams holds, for every other
+// stream the backend makes (the zeroing stream, the flag probe's), so that none lands
+// between a pool's streams. `context` must be current.
+CUresult create_stream(const CudaSymbols& syms, CUstream* stream, int native_priority) noexcept;
+
+}  // namespace accord::devices::cuda
