@@ -6,7 +6,8 @@
 # -10 as its unit runs it, accordd's 1- / 10-kernel rows and the embedded 1- / 10- /
 # 100-kernel rows; then both noisy-neighbour rows with the last value, and MPS for the
 # ratio.
-#   [ACCORD_AB_ROUNDS=N] tests/bench/gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY "VALUE ..."
+#   [ACCORD_AB_ROUNDS=N] [ACCORD_AB_ROWS=tenants] tests/bench/gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY "VALUE ..."
+# (ACCORD_AB_ROWS=tenants: only the 16 embedded runtimes, and no noisy-neighbour rows)
 # e.g. cuda.flag_write "kernel early_kernel"
 set -uo pipefail
 [[ $# -eq 4 ]] || { echo "usage: gpu_option_ab.sh BUILD_DIR OUT_DIR cuda.KEY \"VALUE ...\"" >&2; exit 2; }
@@ -27,7 +28,9 @@ for round in $(seq 1 "${ACCORD_AB_ROUNDS:-2}"); do
     ab_rows "round $round, $key=$value" "$bench"
   done
 done
-row "noisy neighbour, embedded, $key=${values[-1]}" "$bench" --config neighbour --iterations 3000
-row "noisy neighbour through accordd, $key=${values[-1]}" "$bench" --config neighbour-daemon --iterations 3000
+if [[ ${ACCORD_AB_ROWS:-all} != tenants ]]; then
+  row "noisy neighbour, embedded, $key=${values[-1]}" "$bench" --config neighbour --iterations 3000
+  row "noisy neighbour through accordd, $key=${values[-1]}" "$bench" --config neighbour-daemon --iterations 3000
+fi
 unset ACCORD_BENCH_CUDA_OPTIONS ACCORD_BENCH_ACCORDD_ARGS
 rows_finish "$bench"

@@ -25,9 +25,11 @@ row() {
 # ab_rows LABEL GPU_GRAPH_BENCH: one side of an A/B round, the rows every A/B script
 # compares: 16 embedded runtimes, 16 client processes through accordd at nice -10 (as its
 # unit runs it), accordd's 1- / 10-kernel rows and the embedded 1- / 10- / 100-kernel rows.
+# ACCORD_AB_ROWS=tenants: the 16 embedded runtimes only (an option of in-process devices).
 ab_rows() {
   local label=$1 bench=$2
   row "$label: 16 embedded runtimes" "$bench" --config tenants:accord
+  [[ ${ACCORD_AB_ROWS:-all} == tenants ]] && return
   ACCORD_BENCH_ACCORDD_NICE=-10 row "$label: 16 processes through accordd" "$bench" --config processes:accordd
   row "$label: accordd 1 / 10 kernels" "$bench" --config daemon --iterations 10000
   row "$label: embedded 1 / 10 / 100 kernels" "$bench" --config latency --iterations 6000
@@ -55,6 +57,6 @@ mps_row() {
 rows_finish() {
   unset ACCORD_BENCH_ACCORDD_NICE
   mps_row "$1"
-  grep -E "^===|accord embedded|16 processes|inside|^ +[0-9]+ +[0-9.]+ " "$log"
+  grep -E "^===|accord embedded|16 processes|inside|each tenant|^ +[0-9]+ +[0-9.]+ " "$log"
   date
 }
