@@ -1,10 +1,11 @@
 // The streams a GPU's launches take: for one priority level, a pool per lane (Upload,
 // Compute, Download) of non-blocking streams, each counting its launches in flight
 // (CudaDevice::take_stream). A pool is a device's own, or shared by every CudaDevice of
-// the process on the same context and level (cuda.stream_pool = process): the driver
-// maps a context's streams onto its hardware work queues in the order they are made, so
-// that sixteen embedded runtimes' pools, made side by side, can put two tenants' streams
-// on one queue, where one tenant's graph waits behind the other's.
+// the process on the same context and level (cuda.stream_pool = process): the driver is
+// understood to map a context's streams onto its hardware work queues in turn as they
+// are made (not yet shown on a GPU: RESULTS.md, session 30), so that sixteen embedded
+// runtimes' pools, made side by side, can put two tenants' streams on one queue, where
+// one tenant's graph waits behind the other's.
 // Thread-safety: make_level_streams and create_stream are thread-safe; a LevelStreams is
 // immutable once made, apart from its streams' atomic launch counts.
 #pragma once
