@@ -24,8 +24,6 @@ namespace {
 // picks would otherwise all be their pools' first stream.
 std::atomic<std::uint32_t> g_stream_turn{0};
 
-constexpr std::array kLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
-
 std::string format_uuid(const CUuuid& uuid) {
   const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
   char text[64];
@@ -118,7 +116,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
 
 CudaDevice::~CudaDevice() { shut_down(); }
 
-std::span<const LaneKind> CudaDevice::lanes() const noexcept { return kLanes; }
+std::span<const LaneKind> CudaDevice::lanes() const noexcept { return kCudaLanes; }
 
 bool CudaDevice::supports(MemoryPlacement placement) const noexcept {
   return placement == MemoryPlacement::gpu_local(info_.ordinal);

@@ -2,14 +2,11 @@
 
 #include <mutex>
 
-#include "accord/lane.h"
 #include "daemon/devices/cuda/cuda_status.h"
 
 namespace accord::devices::cuda {
 
 namespace {
-
-constexpr std::array kPoolLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
 
 // Held while the backend makes any stream: a pool's streams are then made back to back.
 std::mutex& creation_mutex() {
@@ -35,11 +32,11 @@ Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const Cu
   auto pools = std::make_shared<LevelStreams>();
   pools->syms = std::move(syms);
   const CudaSymbols& s = *pools->syms;
-  for (std::size_t lane = 0; lane < kPoolLanes.size(); ++lane) {
+  for (std::size_t lane = 0; lane < kCudaLanes.size(); ++lane) {
     for (std::uint32_t i = 0; i < per_lane; ++i) {
       CUstream stream = nullptr;
       ACCORD_CU_RETURN_IF_ERROR(s, cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, native_priority),
-                                "creating a " + std::string(to_string(kPoolLanes[lane])) + " stream of priority " +
+                                "creating a " + std::string(to_string(kCudaLanes[lane])) + " stream of priority " +
                                     std::to_string(native_priority) + " on " + gpu);
       auto pooled = std::make_unique<PooledStream>();
       pooled->stream = UniqueCuStream(s, context, stream);

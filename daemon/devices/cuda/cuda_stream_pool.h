@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "accord/lane.h"
 #include "accord/status.h"
 #include "daemon/devices/cuda/cuda_handles.h"
 #include "daemon/devices/cuda/cuda_symbols.h"
@@ -31,6 +32,9 @@ enum class CudaStreamSharing {
   Process,  // every CudaDevice of the process on one context shares one pool per level
 };
 
+// The lanes of a CUDA GPU, in the order of LevelStreams::lanes (LaneKind's values).
+inline constexpr std::array kCudaLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
+
 struct alignas(64) PooledStream {  // a line each: launches from many threads count here
   UniqueCuStream stream;
   std::atomic<std::uint32_t> launches{0};
@@ -38,7 +42,7 @@ struct alignas(64) PooledStream {  // a line each: launches from many threads co
 
 struct LevelStreams {
   std::shared_ptr<const CudaSymbols> syms;  // the driver of the streams, kept while they live
-  std::array<std::vector<std::unique_ptr<PooledStream>>, 3> lanes;  // Upload, Compute, Download
+  std::array<std::vector<std::unique_ptr<PooledStream>>, kCudaLanes.size()> lanes;
 };
 
 // The pools of priority `native_priority` on `context`: `per_lane` streams for each lane,

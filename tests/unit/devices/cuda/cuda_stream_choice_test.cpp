@@ -98,7 +98,7 @@ TEST_CASE("with cuda.stream_pool = process, every device of the process on one G
       const std::string second_stream = stream_of_one_launch(gpus, *second.value());
       if (sharing == CudaStreamSharing::Process) {
         CHECK(second_stream == first_stream);
-        // The pool outlives the device that made it while another device holds it.
+        // And keeps it: the shared stream is the second device's own last stream now.
         const std::string again = stream_of_one_launch(gpus, *second.value());
         CHECK(again == first_stream);
       } else {
