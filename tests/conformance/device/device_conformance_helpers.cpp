@@ -192,32 +192,6 @@ OperationBinding bind_admitted(const DeviceMemory& memory, const AdmittedMemory&
   return binding;
 }
 
-Operation fill_op(LaneKind lane, const OperationBinding& binding, std::uint8_t value) {
-  Operation op;
-  op.kind = OpKind::Fill;
-  op.lane = lane;
-  op.fill_value = value;
-  op.bindings = std::span<const OperationBinding>(&binding, 1);
-  return op;
-}
-
-Operation copy_op(LaneKind lane, std::span<const OperationBinding> bindings) {
-  Operation op;
-  op.kind = OpKind::Copy;
-  op.lane = lane;
-  op.bindings = bindings;
-  return op;
-}
-
-Operation kernel_op(LaneKind lane, const LoadedCode& code, std::span<const OperationBinding> bindings) {
-  Operation op;
-  op.kind = OpKind::Kernel;
-  op.lane = lane;
-  op.code = &code;
-  op.bindings = bindings;
-  return op;
-}
-
 std::unique_ptr<LoadedCode> load(Device& device, const std::optional<CodeImage>& image, const char* what,
                                  const KernelContract& contract) {
   INFO("backend '" << device_backend().name << "' provides no ConformanceCode::" << what

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/conformance/device/device_test_case.h"
+#include "tests/support/device_operations.h"
 
 namespace accord::devices::conformance {
 
@@ -182,10 +183,9 @@ OperationBinding bind(const DeviceMemory& memory, Access access, std::size_t off
 // The same for memory admitted to the device that runs the operation.
 OperationBinding bind_admitted(const DeviceMemory& memory, const AdmittedMemory& admission, Access access);
 
-Operation fill_op(LaneKind lane, const OperationBinding& binding, std::uint8_t value);
-// `bindings` holds {destination, source} and must outlive the lowering call.
-Operation copy_op(LaneKind lane, std::span<const OperationBinding> bindings);
-Operation kernel_op(LaneKind lane, const LoadedCode& code, std::span<const OperationBinding> bindings);
+using devices::testing::copy_op;  // tests/support/device_operations.h
+using devices::testing::fill_op;
+using devices::testing::kernel_op;
 
 // Loads `image` (one of the backend's ConformanceCode kernels, `what` naming it) onto
 // `device` with `contract`; fails the test when the backend provides none.

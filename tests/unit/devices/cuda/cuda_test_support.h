@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "daemon/devices/cuda/cuda_device.h"
+#include "tests/support/device_operations.h"
 
 namespace accord::devices::cuda::testing {
 
@@ -101,9 +102,9 @@ OperationBinding bind(const DeviceMemory& memory, Access access, std::size_t off
 OperationBinding bind_admitted(const DeviceMemory& memory, const AdmittedMemory& admission, Access access,
                                std::size_t offset = 0, std::size_t length = static_cast<std::size_t>(-1));
 
-Operation fill_op(LaneKind lane, const OperationBinding& binding, std::uint8_t value);
-Operation copy_op(LaneKind lane, std::span<const OperationBinding> bindings);
-Operation kernel_op(LaneKind lane, const LoadedCode& code, std::span<const OperationBinding> bindings);
+using accord::devices::testing::copy_op;  // tests/support/device_operations.h
+using accord::devices::testing::fill_op;
+using accord::devices::testing::kernel_op;
 
 // lower() that REQUIREs success.
 std::unique_ptr<NativeRegion> lower(Device& device, std::span<const Operation> ops,
