@@ -19,6 +19,7 @@
 
 #include "accord/v1/accord.grpc.pb.h"
 #include "client/api/unique_fd.h"
+#include "client/tools/accordctl/rpc_errors.h"
 #include "daemon/service/daemon.h"
 #include "proto/wire/session_channel.h"
 
@@ -35,8 +36,8 @@ inline constexpr int kCallDeadlineSeconds = 10;
 // How long a raw session-channel read waits for the daemon's answer.
 inline constexpr int kChannelTimeoutMs = 5000;
 
-// The gRPC status code's name ("NOT_FOUND"), for readable assertions.
-std::string code_name(grpc::StatusCode code);
+// The gRPC status code's name ("NOT_FOUND"), as accordctl prints it, for readable assertions.
+inline std::string code_name(grpc::StatusCode code) { return accord::ctl::status_code_name(code); }
 
 // One client session: the session channel it was opened on and the token gRPC calls
 // carry. Closing `channel` ends the session.
