@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -35,20 +34,6 @@ class CapturedLog {
  private:
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
 };
-
-v1::LoadKernelRequest sleep_request(std::uint32_t microseconds) {
-  v1::LoadKernelRequest r;
-  r.set_name("test.sleep_us");
-  r.set_plugin_path(ACCORD_TEST_PLUGIN_PATH);
-  v1::BindingContract* b = r.mutable_contract()->add_bindings();
-  b->set_bytes(4);
-  b->set_alignment(4);
-  b->set_access(v1::ACCESS_READ_WRITE);
-  std::string constants(sizeof microseconds, '\0');
-  std::memcpy(constants.data(), &microseconds, sizeof microseconds);
-  r.mutable_contract()->set_constants(constants);
-  return r;
-}
 
 }  // namespace
 

@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,20 +58,6 @@ grpc::Status grpc_release(Stub& stub, const Session& s, std::uint64_t buffer, bo
   request.set_write(write);
   v1::ReleaseLeaseResponse response;
   return stub.ReleaseLease(make_context(s).get(), request, &response);
-}
-
-v1::LoadKernelRequest sleep_request(std::uint32_t microseconds) {
-  v1::LoadKernelRequest r;
-  r.set_name("test.sleep_us");
-  r.set_plugin_path(ACCORD_TEST_PLUGIN_PATH);
-  v1::BindingContract* b = r.mutable_contract()->add_bindings();
-  b->set_bytes(4);
-  b->set_alignment(4);
-  b->set_access(v1::ACCESS_READ_WRITE);
-  std::string constants(sizeof microseconds, '\0');
-  std::memcpy(constants.data(), &microseconds, sizeof microseconds);
-  r.mutable_contract()->set_constants(constants);
-  return r;
 }
 
 // A prepared graph that keeps `buffer` in device use for `microseconds`.

@@ -161,6 +161,20 @@ v1::Node* add_fill(v1::PrepareGraphRequest& request, std::uint64_t buffer, std::
   return node;
 }
 
+v1::LoadKernelRequest sleep_request(std::uint32_t microseconds) {
+  v1::LoadKernelRequest r;
+  r.set_name("test.sleep_us");
+  r.set_plugin_path(ACCORD_TEST_PLUGIN_PATH);
+  v1::BindingContract* b = r.mutable_contract()->add_bindings();
+  b->set_bytes(4);
+  b->set_alignment(4);
+  b->set_access(v1::ACCESS_READ_WRITE);
+  std::string constants(sizeof microseconds, '\0');
+  std::memcpy(constants.data(), &microseconds, sizeof microseconds);
+  r.mutable_contract()->set_constants(constants);
+  return r;
+}
+
 v1::LoadKernelRequest add_f32_request(std::uint32_t count) {
   const accord::builtin::KernelSpec spec = accord::builtin::add_f32(count);
   v1::LoadKernelRequest request;

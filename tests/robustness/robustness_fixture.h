@@ -100,6 +100,9 @@ v1::Node* add_fill(v1::PrepareGraphRequest& request, std::uint64_t buffer, std::
                    std::uint64_t length, std::uint32_t value);
 // LoadKernel request for accord.add_f32 over `count` floats, exactly as its contract is.
 v1::LoadKernelRequest add_f32_request(std::uint32_t count);
+// LoadKernel request for the test plugin's test.sleep_us: one 4-byte read-write binding,
+// held in device use for `microseconds` (ACCORD_TEST_PLUGIN_PATH must name the plugin).
+v1::LoadKernelRequest sleep_request(std::uint32_t microseconds);
 
 // The daemon still works end to end: on `session` (or a fresh one), allocates a buffer,
 // fills it through a prepared graph, submits, waits for SUCCEEDED, maps the buffer over
