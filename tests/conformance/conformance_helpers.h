@@ -20,6 +20,7 @@
 
 #include "accord/accord.h"
 #include "tests/conformance/conformance_runtime.h"
+#include "tests/support/catch_accord_strings.h"
 
 #ifndef ACCORD_TEST_PLUGIN_PATH
 #define ACCORD_TEST_PLUGIN_PATH ""
@@ -29,21 +30,9 @@
 #endif
 
 // ---------------------------------------------------------------------------------
-// Printing accord types in Catch2 messages.
+// Printing accord types in Catch2 messages (the vocabulary ones: tests/support/catch_accord_strings.h).
 
 namespace Catch {
-template <>
-struct StringMaker<accord::Status> {
-  static std::string convert(const accord::Status& status) { return status.to_string(); }
-};
-template <>
-struct StringMaker<accord::ErrorKind> {
-  static std::string convert(accord::ErrorKind kind) { return std::string(accord::to_string(kind)); }
-};
-template <>
-struct StringMaker<accord::LaneKind> {
-  static std::string convert(accord::LaneKind lane) { return std::string(accord::to_string(lane)); }
-};
 template <>
 struct StringMaker<accord::Node> {
   static std::string convert(accord::Node node) { return "node " + std::to_string(node.index); }

@@ -10,21 +10,7 @@
 #include <string>
 
 #include "tests/conformance/device/device_conformance.h"
-
-namespace Catch {
-template <>
-struct StringMaker<accord::Status> {
-  static std::string convert(const accord::Status& status) { return status.to_string(); }
-};
-template <>
-struct StringMaker<accord::ErrorKind> {
-  static std::string convert(accord::ErrorKind kind) { return std::string(accord::to_string(kind)); }
-};
-template <>
-struct StringMaker<accord::LaneKind> {
-  static std::string convert(accord::LaneKind lane) { return std::string(accord::to_string(lane)); }
-};
-}  // namespace Catch
+#include "tests/support/catch_accord_strings.h"
 
 namespace accord::devices::conformance {
 
