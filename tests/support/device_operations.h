@@ -3,6 +3,8 @@
 // spans point into the caller's bindings, which must outlive the lowering call.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -36,5 +38,14 @@ inline Operation kernel_op(LaneKind lane, const LoadedCode& code, std::span<cons
   op.bindings = bindings;
   return op;
 }
+
+// A binding that dies with the call would leave the Operation's span dangling (a fill of
+// a temporary `bind(...)` crashed a [gpu] case on the H200 once this builder was inline):
+// refused at compile time.
+Operation fill_op(LaneKind lane, const OperationBinding&& binding, std::uint8_t value) = delete;
+template <std::size_t N>
+Operation copy_op(LaneKind lane, std::array<OperationBinding, N>&& bindings) = delete;
+template <std::size_t N>
+Operation kernel_op(LaneKind lane, const LoadedCode& code, std::array<OperationBinding, N>&& bindings) = delete;
 
 }  // namespace accord::devices::testing

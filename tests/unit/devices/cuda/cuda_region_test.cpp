@@ -207,7 +207,8 @@ TEST_CASE("a launch takes an idle stream of its lane, not the next in turn behin
   const std::array set_binding{bind(m, Access::Write, 0, 4)};
   const Operation await_op = kernel_op(LaneKind::Compute, *waiter, await_bindings);
   const Operation set_op = kernel_op(LaneKind::Compute, *setter, set_binding);
-  const Operation filler_op = fill_op(LaneKind::Compute, bind(m, Access::Write, 8, 4), 7);
+  const OperationBinding filled = bind(m, Access::Write, 8, 4);  // outlives filler_op's span
+  const Operation filler_op = fill_op(LaneKind::Compute, filled, 7);
   const auto awaiting = lower(device, std::span<const Operation>(&await_op, 1));
   const auto setting = lower(device, std::span<const Operation>(&set_op, 1));
   const auto filling = lower(device, std::span<const Operation>(&filler_op, 1));
