@@ -78,7 +78,7 @@ class CudaFlagPool {
   // and, when `preferred` is Kernel, for the kernel: by building a graph whose tail
   // writes a flag, instantiating it, pointing it at another flag and launching it.
   // Blocks. Call once, before any other member.
-  bool probe(CudaFlagWriter preferred = CudaFlagWriter::Kernel) noexcept;
+  bool probe(CudaFlagWriter preferred = CudaFlagWriter::EarlyKernel) noexcept;
   bool usable() const noexcept { return usable_; }
   // What probe() settled on for regions with kernels: `preferred` where it works.
   CudaFlagWriter writer() const noexcept { return writer_; }

@@ -44,12 +44,12 @@ struct CudaDeviceOptions {
   //   "event": no tail; launch records the slot's event and completion is cuEventQuery
   //     (also what "flag" falls back to when the driver cannot write flags from a graph).
   CudaCompletionMode completion = CudaCompletionMode::Flag;
-  // cuda.flag_write: what writes the flag of a region with kernels, "kernel" (default),
-  // "early_kernel" (sm_90 and later: elsewhere, and in regions whose last operations are
-  // not all kernels, "kernel") or "memory_op" (CudaFlagWriter); regions of copies and fills
+  // cuda.flag_write: what writes the flag of a region with kernels, "kernel",
+  // "early_kernel" (default; sm_90 and later: elsewhere, and in regions whose last
+  // operations are not all kernels, "kernel") or "memory_op" (CudaFlagWriter); regions of copies and fills
   // only, and every region where the driver cannot run a kernel's tail, get the memory
   // operation.
-  CudaFlagWriter flag_write = CudaFlagWriter::Kernel;
+  CudaFlagWriter flag_write = CudaFlagWriter::EarlyKernel;
   // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
   // GPU and must create no context on the others); -1 (unset) opens every GPU. An
   // ordinal the driver does not have opens nothing (an empty list, not an error), which

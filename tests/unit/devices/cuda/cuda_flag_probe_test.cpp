@@ -87,11 +87,11 @@ TEST_CASE("the flag kernel and its early variant are compiled once per GPU, and 
     return std::count_if(log.begin(), log.end(),
                          [](const std::string& line) { return line.starts_with("cuModuleLoadDataEx"); });
   };
-  // The default options ask for the kernel; the early kernel needs the plain one too.
+  // The default options ask for the early kernel, which needs the plain one too.
   const CudaDeviceOptions defaults;
-  CudaDeviceOptions early;
-  early.flag_write = CudaFlagWriter::EarlyKernel;
-  for (const auto& [options, modules] : {std::pair{defaults, 2}, std::pair{early, 4}}) {
+  CudaDeviceOptions plain;
+  plain.flag_write = CudaFlagWriter::Kernel;
+  for (const auto& [options, modules] : {std::pair{defaults, 4}, std::pair{plain, 2}}) {
     DYNAMIC_SECTION("flags, modules per two GPUs: " << modules) {
       FakeGpus gpus(2, {"graphs=1"}, options);
       CHECK(loads(gpus) == modules);
@@ -115,7 +115,7 @@ TEST_CASE("a region of no operation on a fake GPU ends with the memory operation
   options.poll.event_check = std::chrono::seconds(60);
   FakeGpus gpus(1, {"graphs=1"}, options);
   CudaDevice& device = gpus.gpu(0);
-  REQUIRE(device.flag_writer() == CudaFlagWriter::Kernel);
+  REQUIRE(device.flag_writer() == CudaFlagWriter::EarlyKernel);
   constexpr std::uint32_t kSlots = 3;
   const auto region = testing::lower(device, {}, {}, kSlots);
   const auto& cuda_region = static_cast<const CudaRegion&>(*region);

@@ -180,8 +180,9 @@ void check_successor_waits(CudaFlagWriter writer) {
 }
 
 TEST_CASE("a launch waits natively for a running predecessor and reports after it", "[cuda][gpu][region][waits]") {
-  SECTION("the flag kernel writes the predecessor's flag (the default)") { check_successor_waits(CudaFlagWriter::Kernel); }
-  // Launched while the 100 ms kernel runs, it must wait on the GPU for the kernel's end.
+  SECTION("the flag kernel writes the predecessor's flag") { check_successor_waits(CudaFlagWriter::Kernel); }
+  // The default. Launched while the 100 ms kernel runs, it must wait on the GPU for the
+  // kernel's end.
   SECTION("the early flag kernel writes it") { check_successor_waits(CudaFlagWriter::EarlyKernel); }
   SECTION("a memory operation writes it") { check_successor_waits(CudaFlagWriter::MemoryOp); }
 }
