@@ -75,10 +75,11 @@ class CudaFlagPool {
 
   // True when the driver has what flags need (pinned mapped allocations, a way to write
   // them from a graph, event-record graph nodes), checked once for the memory operation
-  // and, when `preferred` is Kernel, for the kernel: by building a graph whose tail
+  // and, unless `preferred` (CudaDeviceOptions::flag_write) is MemoryOp, for the kernel
+  // and, when it is EarlyKernel, for its early variant: by building a graph whose tail
   // writes a flag, instantiating it, pointing it at another flag and launching it.
   // Blocks. Call once, before any other member.
-  bool probe(CudaFlagWriter preferred = CudaFlagWriter::EarlyKernel) noexcept;
+  bool probe(CudaFlagWriter preferred) noexcept;
   bool usable() const noexcept { return usable_; }
   // What probe() settled on for regions with kernels: `preferred` where it works.
   CudaFlagWriter writer() const noexcept { return writer_; }

@@ -46,9 +46,9 @@ struct CudaDeviceOptions {
   CudaCompletionMode completion = CudaCompletionMode::Flag;
   // cuda.flag_write: what writes the flag of a region with kernels, "kernel",
   // "early_kernel" (default; sm_90 and later: elsewhere, and in regions whose last
-  // operations are not all kernels, "kernel") or "memory_op" (CudaFlagWriter); regions of copies and fills
-  // only, and every region where the driver cannot run a kernel's tail, get the memory
-  // operation.
+  // operations are not all kernels, "kernel") or "memory_op" (CudaFlagWriter); regions
+  // of copies and fills only, and every region where the driver cannot run a kernel's
+  // tail, get the memory operation.
   CudaFlagWriter flag_write = CudaFlagWriter::EarlyKernel;
   // cuda.ordinal: open only this GPU (a GPU executor process, daemon/executor, serves one
   // GPU and must create no context on the others); -1 (unset) opens every GPU. An
