@@ -104,7 +104,6 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   const std::uint32_t levels = least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1;
   device->level_count_ = std::min(levels, kMaxLevels);
   device->streams_per_lane_ = options.streams_per_lane;
-  device->stream_sharing_ = options.stream_pool;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
   // With cuda.completion = event no region takes a flag: nothing to probe (or compile).
@@ -176,7 +175,7 @@ Status CudaDevice::ensure_level(std::uint32_t level) {
   const int native = least_priority_ - static_cast<int>(level);
   ACCORD_ASSIGN_OR_RETURN(
       std::shared_ptr<const LevelStreams> pools,
-      make_level_streams(syms_, context_.context, native, streams_per_lane_, stream_sharing_, info_.name));
+      make_level_streams(syms_, context_.context, native, streams_per_lane_, info_.name));
   // Owned before it is published: a failed push_back must not leave it reachable.
   const LevelStreams* published = pools.get();
   owned_levels_.push_back(std::move(pools));

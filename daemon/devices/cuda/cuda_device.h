@@ -144,7 +144,6 @@ class CudaDevice final : public Device, private CudaLossObserver {
   std::array<std::atomic<const LevelStreams*>, kMaxLevels> levels_{};
   std::mutex levels_mu_;                                                // ensure_level
   std::vector<std::shared_ptr<const LevelStreams>> owned_levels_;       // levels_mu_
-  CudaStreamSharing stream_sharing_ = CudaStreamSharing::Device;       // cuda.stream_pool
   int least_priority_ = 0;
   std::uint32_t level_count_ = 1;
   std::uint32_t streams_per_lane_ = 16;

@@ -10,7 +10,6 @@
 #include "accord/status.h"
 #include "daemon/devices/cuda/cuda_completion.h"
 #include "daemon/devices/cuda/cuda_flags.h"
-#include "daemon/devices/cuda/cuda_stream_pool.h"
 #include "daemon/devices/cuda/cuda_symbols.h"
 
 namespace accord::devices::cuda {
@@ -27,11 +26,6 @@ struct CudaDeviceOptions {
   // processes under MPS do (4 held them to 118,000 graphs/s on the H200; 16 gave
   // 174,000-269,000).
   std::uint32_t streams_per_lane = 16;
-  // cuda.stream_pool: whose those streams are, "device" (default: each CudaDevice makes
-  // its own) or "process" (every CudaDevice of the process on one GPU shares one set per
-  // priority, made back to back: see cuda_stream_pool.h). Matters where one process opens
-  // a GPU several times, as embedded runtimes side by side do.
-  CudaStreamSharing stream_pool = CudaStreamSharing::Device;
   // cuda.poll_spin_us (0..100000) and cuda.poll_max_sleep_us (1..100000): how the
   // completion thread polls (CudaPollOptions).
   CudaPollOptions poll;

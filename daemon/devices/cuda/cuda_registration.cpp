@@ -49,10 +49,6 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       options.loader.library = value;
     } else if (name == "streams_per_lane") {
       ACCORD_ASSIGN_OR_RETURN(options.streams_per_lane, parse_count(name, value));
-    } else if (name == "stream_pool") {
-      using enum CudaStreamSharing;
-      ACCORD_ASSIGN_OR_RETURN(options.stream_pool,
-                              parse_choice<CudaStreamSharing>(name, value, {{"device", Device}, {"process", Process}}));
     } else if (name == "max_connections") {
       ACCORD_ASSIGN_OR_RETURN(options.loader.max_connections, parse_count(name, value));
       options.loader.max_connections_configured = true;
@@ -78,7 +74,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
       options.poll.max_sleep = std::chrono::microseconds(us);
     } else {
       return invalid_error("cuda: unknown option '" + key +
-                           "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, cuda.stream_pool, "
+                           "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, "
                            "cuda.completion, cuda.flag_write, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
     }
   }

@@ -14,18 +14,6 @@ std::mutex& creation_mutex() {
   return mutex;
 }
 
-// The shared pools of the process (Process sharing), found by context and priority.
-// Weak: a pool lives as long as a device holds it, and an expired entry is made again.
-struct SharedPool {
-  CUcontext context = nullptr;
-  int native_priority = 0;
-  std::weak_ptr<const LevelStreams> pools;
-};
-std::vector<SharedPool>& shared_pools() {  // under creation_mutex()
-  static std::vector<SharedPool> pools;
-  return pools;
-}
-
 Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const CudaSymbols> syms, CUcontext context,
                                                         int native_priority, std::uint32_t per_lane,
                                                         const std::string& gpu) {
@@ -50,20 +38,9 @@ Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const Cu
 
 Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
                                                                CUcontext context, int native_priority,
-                                                               std::uint32_t per_lane, CudaStreamSharing sharing,
-                                                               const std::string& gpu) {
+                                                               std::uint32_t per_lane, const std::string& gpu) {
   const std::lock_guard lock(creation_mutex());
-  if (sharing == CudaStreamSharing::Device) return make_locked(std::move(syms), context, native_priority, per_lane, gpu);
-  std::vector<SharedPool>& shared = shared_pools();
-  std::erase_if(shared, [](const SharedPool& entry) { return entry.pools.expired(); });
-  for (const SharedPool& entry : shared) {
-    if (entry.context != context || entry.native_priority != native_priority) continue;
-    if (std::shared_ptr<const LevelStreams> pools = entry.pools.lock()) return pools;
-  }
-  ACCORD_ASSIGN_OR_RETURN(std::shared_ptr<const LevelStreams> pools,
-                          make_locked(std::move(syms), context, native_priority, per_lane, gpu));
-  shared.push_back(SharedPool{context, native_priority, pools});
-  return pools;
+  return make_locked(std::move(syms), context, native_priority, per_lane, gpu);
 }
 
 CUresult create_stream(const CudaSymbols& syms, CUstream* stream, int native_priority) noexcept {

@@ -1,11 +1,8 @@
 // The streams a GPU's launches take: for one priority level, a pool per lane (Upload,
 // Compute, Download) of non-blocking streams, each counting its launches in flight
-// (CudaDevice::take_stream). A pool is a device's own, or shared by every CudaDevice of
-// the process on the same context and level (cuda.stream_pool = process): the driver is
-// understood to map a context's streams onto its hardware work queues in turn as they
-// are made (not yet shown on a GPU: RESULTS.md, session 30), so that sixteen embedded
-// runtimes' pools, made side by side, can put two tenants' streams on one queue, where
-// one tenant's graph waits behind the other's.
+// (CudaDevice::take_stream), made back to back. Each CudaDevice has its own: a pool shared
+// by every runtime of a process on one GPU was measured against them and made no
+// difference (RESULTS.md, session 33).
 // Thread-safety: make_level_streams and create_stream are thread-safe; a LevelStreams is
 // immutable once made, apart from its streams' atomic launch counts.
 #pragma once
@@ -26,12 +23,6 @@
 
 namespace accord::devices::cuda {
 
-// cuda.stream_pool: whose streams a device's launches take.
-enum class CudaStreamSharing {
-  Device,   // each CudaDevice makes its own pools
-  Process,  // every CudaDevice of the process on one context shares one pool per level
-};
-
 // The lanes of a CUDA GPU, in the order of LevelStreams::lanes (LaneKind's values).
 inline constexpr std::array kCudaLanes{LaneKind::Upload, LaneKind::Compute, LaneKind::Download};
 
@@ -47,14 +38,12 @@ struct LevelStreams {
 
 // The pools of priority `native_priority` on `context`: `per_lane` streams for each lane,
 // made back to back (no other stream of the backend is made between them, so a lane's
-// streams take consecutive hardware work queues). With Process sharing, the pools a
-// device of this process made for the same context and priority while they still live,
-// whatever their size. The caller keeps `context` retained while it holds the result.
+// streams take consecutive hardware work queues). The caller keeps `context` retained
+// while it holds the result.
 // Errors: the mapped kind of the failed cuStreamCreateWithPriority, naming `gpu`.
 Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
                                                                CUcontext context, int native_priority,
-                                                               std::uint32_t per_lane, CudaStreamSharing sharing,
-                                                               const std::string& gpu);
+                                                               std::uint32_t per_lane, const std::string& gpu);
 
 // cuStreamCreateWithPriority under the lock make_level_streams holds, for every other
 // stream the backend makes (the zeroing stream, the flag probe's), so that none lands

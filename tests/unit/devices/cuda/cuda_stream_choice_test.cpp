@@ -80,56 +80,21 @@ std::string stream_of_one_launch(FakeGpus& gpus, CudaDevice& device) {
   return streams[0];
 }
 
-TEST_CASE("with cuda.stream_pool = process, every device of the process on one GPU launches on one set of streams",
-          "[cuda][streams][fake]") {
-  for (const CudaStreamSharing sharing : {CudaStreamSharing::Device, CudaStreamSharing::Process}) {
-    DYNAMIC_SECTION("stream_pool " << (sharing == CudaStreamSharing::Process ? "process" : "device")) {
-      CudaDeviceOptions options;
-      options.streams_per_lane = 1;  // so that a device's launches all take the one stream of its pool
-      options.stream_pool = sharing;
-      options.poll.event_check = std::chrono::seconds(60);
-      FakeGpus gpus(1, {"graphs=1"}, options);
-      // A second CudaDevice on the same GPU, as a second embedded runtime of the process
-      // opens it (the stand-in driver's table outlives it: gpus owns it).
-      auto second = CudaDevice::open(std::shared_ptr<const CudaSymbols>(&gpus.syms(), [](const CudaSymbols*) {}), 0,
-                                     options);
-      REQUIRE(second.ok());
-      const std::string first_stream = stream_of_one_launch(gpus, gpus.gpu(0));
-      const std::string second_stream = stream_of_one_launch(gpus, *second.value());
-      if (sharing == CudaStreamSharing::Process) {
-        CHECK(second_stream == first_stream);
-        // And keeps it: the shared stream is the second device's own last stream now.
-        const std::string again = stream_of_one_launch(gpus, *second.value());
-        CHECK(again == first_stream);
-      } else {
-        CHECK(second_stream != first_stream);
-      }
-      second.value()->shut_down();
-    }
-  }
-}
-
-TEST_CASE("a shared stream pool stays with the device that still holds it after the one that made it closes",
-          "[cuda][streams][fake]") {
+TEST_CASE("each device of the process on one GPU launches on streams of its own", "[cuda][streams][fake]") {
   CudaDeviceOptions options;
-  options.streams_per_lane = 1;
-  options.stream_pool = CudaStreamSharing::Process;
+  options.streams_per_lane = 1;  // so that a device's launches all take the one stream of its pool
   options.poll.event_check = std::chrono::seconds(60);
   FakeGpus gpus(1, {"graphs=1"}, options);
-  const std::shared_ptr<const CudaSymbols> syms(&gpus.syms(), [](const CudaSymbols*) {});
-  auto maker = CudaDevice::open(syms, 0, options);
-  REQUIRE(maker.ok());
-  auto keeper = CudaDevice::open(syms, 0, options);
-  REQUIRE(keeper.ok());
-  const std::string shared = stream_of_one_launch(gpus, *maker.value());
-  CHECK(stream_of_one_launch(gpus, *keeper.value()) == shared);
-  maker.value().reset();
-  CHECK(stream_of_one_launch(gpus, *keeper.value()) == shared);
-  keeper.value().reset();
-  // Nothing holds the pool now: the next device of the process makes a new one.
-  auto next = CudaDevice::open(syms, 0, options);
-  REQUIRE(next.ok());
-  CHECK_FALSE(stream_of_one_launch(gpus, *next.value()).empty());
+  // A second CudaDevice on the same GPU, as a second embedded runtime of the process
+  // opens it (the stand-in driver's table outlives it: gpus owns it).
+  auto second =
+      CudaDevice::open(std::shared_ptr<const CudaSymbols>(&gpus.syms(), [](const CudaSymbols*) {}), 0, options);
+  REQUIRE(second.ok());
+  const std::string first_stream = stream_of_one_launch(gpus, gpus.gpu(0));
+  const std::string second_stream = stream_of_one_launch(gpus, *second.value());
+  CHECK(second_stream != first_stream);
+  CHECK(stream_of_one_launch(gpus, *second.value()) == second_stream);
+  second.value()->shut_down();
 }
 
 }  // namespace
