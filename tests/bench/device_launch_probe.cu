@@ -122,6 +122,19 @@ struct Tenant {
   unsigned long long* count = nullptr;
 };
 
+// One kernel node of `graph` after `after` (none when null).
+cudaGraphNode_t add_kernel(cudaGraph_t graph, void* func, unsigned threads, void** args, cudaGraphNode_t after,
+                           const char* what) {
+  cudaKernelNodeParams p{};
+  p.func = func;
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(threads);
+  p.kernelParams = args;
+  cudaGraphNode_t node;
+  check(cudaGraphAddKernelNode(&node, graph, after ? &after : nullptr, after ? 1 : 0, &p), what);
+  return node;
+}
+
 Tenant make_tenant(int t, Mailbox* box_device) {
   Tenant tenant;
   check(cudaStreamCreateWithFlags(&tenant.stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -136,26 +149,12 @@ Tenant make_tenant(int t, Mailbox* box_device) {
     const float* in = tenant.buffers + k;
     unsigned long long ns = kStepNs;
     void* args[] = {&out, &in, &ns};
-    cudaKernelNodeParams p{};
-    p.func = reinterpret_cast<void*>(step);
-    p.gridDim = dim3(1);
-    p.blockDim = dim3(32);
-    p.kernelParams = args;
-    cudaGraphNode_t node;
-    check(cudaGraphAddKernelNode(&node, tenant.graph, previous ? &previous : nullptr, previous ? 1 : 0, &p),
-          "cudaGraphAddKernelNode");
-    previous = node;
+    previous = add_kernel(tenant.graph, reinterpret_cast<void*>(step), 32, args, previous, "cudaGraphAddKernelNode");
   }
   unsigned long long* count = tenant.count;
   unsigned long long* done_word = &box_device->done[t];
   void* args[] = {&count, &done_word};
-  cudaKernelNodeParams p{};
-  p.func = reinterpret_cast<void*>(finish);
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(1);
-  p.kernelParams = args;
-  cudaGraphNode_t node;
-  check(cudaGraphAddKernelNode(&node, tenant.graph, &previous, 1, &p), "cudaGraphAddKernelNode(finish)");
+  add_kernel(tenant.graph, reinterpret_cast<void*>(finish), 1, args, previous, "cudaGraphAddKernelNode(finish)");
   for (int s = 0; s < kSlots; ++s) {
     check(cudaGraphInstantiateWithFlags(&tenant.exec[s], tenant.graph, cudaGraphInstantiateFlagDeviceLaunch),
           "cudaGraphInstantiate(device launch)");
@@ -327,13 +326,7 @@ int main(int argc, char** argv) {
     int me = k;
     int count = schedulers;
     void* args[] = {&box_device, &execs_device, &launched, &serve, &me, &count, &turn};
-    cudaKernelNodeParams p{};
-    p.func = reinterpret_cast<void*>(scheduler);
-    p.gridDim = dim3(1);
-    p.blockDim = dim3(32);
-    p.kernelParams = args;
-    cudaGraphNode_t node;
-    check(cudaGraphAddKernelNode(&node, sched_graph, nullptr, 0, &p), "cudaGraphAddKernelNode(scheduler)");
+    add_kernel(sched_graph, reinterpret_cast<void*>(scheduler), 32, args, nullptr, "cudaGraphAddKernelNode(scheduler)");
     cudaGraphExec_t sched_exec;
     check(cudaGraphInstantiateWithFlags(&sched_exec, sched_graph, cudaGraphInstantiateFlagDeviceLaunch),
           "cudaGraphInstantiate(scheduler)");
