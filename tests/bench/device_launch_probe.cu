@@ -319,6 +319,7 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&turn, sizeof(int)), "cudaMalloc");
   check(cudaMemset(turn, 0, sizeof(int)), "cudaMemset");
   std::vector<cudaStream_t> sched_streams(schedulers);
+  std::vector<cudaGraphExec_t> sched_execs;
   for (int k = 0; k < schedulers; ++k) {
     cudaGraph_t sched_graph;
     check(cudaGraphCreate(&sched_graph, 0), "cudaGraphCreate(scheduler)");
@@ -332,8 +333,12 @@ int main(int argc, char** argv) {
           "cudaGraphInstantiate(scheduler)");
     check(cudaStreamCreateWithFlags(&sched_streams[k], cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaGraphUpload(sched_exec, sched_streams[k]), "cudaGraphUpload(scheduler)");
-    check(cudaGraphLaunch(sched_exec, sched_streams[k]), "cudaGraphLaunch(scheduler)");
+    sched_execs.push_back(sched_exec);
   }
+  // Every scheduler uploaded before any runs: an upload waits for the resident one.
+  check(cudaDeviceSynchronize(), "scheduler uploads");
+  for (int k = 0; k < schedulers; ++k)
+    check(cudaGraphLaunch(sched_execs[k], sched_streams[k]), "cudaGraphLaunch(scheduler)");
 
   // The device rows: a tenant that sees no completion within 2 s reports and gives up.
   for (int round = 1; round <= 2; ++round) {
