@@ -6,8 +6,10 @@
 // scheduler kernel sees it and launches that tenant's graph from the GPU
 // (cudaGraphLaunch in device code), and the graph's last kernel writes the tenant's
 // completion word. Rows, side by side in one run: one tenant's submit -> complete, and
-// sixteen tenants' aggregate graphs/s, host-launched against device-launched, the same
-// graphs (instantiated for device launch, which the host may launch too).
+// sixteen tenants' aggregate graphs/s, launched from the host (graphs instantiated as
+// usual, and the same graphs instantiated for device launch) and from the GPU. The answer
+// (RESULTS.md, session 33): the same graphs/s either way; the ceiling is the GPU's.
+// Output goes through stdio: run it under `stdbuf -oL` where a timeout may kill it.
 //   nvcc -O2 -std=c++17 -arch=sm_90 -rdc=true device_launch_probe.cu -lcudadevrt -o device_launch_probe
 //   device_launch_probe [--tenants N] [--seconds S] [--schedulers K]
 #include <cuda_runtime.h>
