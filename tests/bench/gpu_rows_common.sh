@@ -52,11 +52,14 @@ mps_row() {
   unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 }
 
-# rows_finish GPU_GRAPH_BENCH: accordd's nice value back to the default, the MPS row
-# (mps_row), then every row's figures from $log and the time.
+# rows_finish GPU_GRAPH_BENCH: accordd's nice value back to the default, sixteen threads
+# launching directly from one process (the ceiling of one process on this machine: the
+# 16-runtime rows are compared with it and with MPS in the same call, RESULTS.md session
+# 33), the MPS row (mps_row), then every row's figures from $log and the time.
 rows_finish() {
   unset ACCORD_BENCH_ACCORDD_NICE
+  row "16 threads launching directly from one process" "$1" --config tenants:direct
   mps_row "$1"
-  grep -E "^===|accord embedded|16 processes|inside|each tenant|^ +[0-9]+ +[0-9.]+ " "$log"
+  grep -E "^===|accord embedded|direct: one context|16 processes|inside|each tenant|^ +[0-9]+ +[0-9.]+ " "$log"
   date
 }
