@@ -14,9 +14,12 @@ std::mutex& creation_mutex() {
   return mutex;
 }
 
-Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const CudaSymbols> syms, CUcontext context,
-                                                        int native_priority, std::uint32_t per_lane,
-                                                        const std::string& gpu) {
+}  // namespace
+
+Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
+                                                               CUcontext context, int native_priority,
+                                                               std::uint32_t per_lane, const std::string& gpu) {
+  const std::lock_guard lock(creation_mutex());
   auto pools = std::make_shared<LevelStreams>();
   pools->syms = std::move(syms);
   const CudaSymbols& s = *pools->syms;
@@ -32,15 +35,6 @@ Result<std::shared_ptr<const LevelStreams>> make_locked(std::shared_ptr<const Cu
     }
   }
   return std::shared_ptr<const LevelStreams>(std::move(pools));
-}
-
-}  // namespace
-
-Result<std::shared_ptr<const LevelStreams>> make_level_streams(std::shared_ptr<const CudaSymbols> syms,
-                                                               CUcontext context, int native_priority,
-                                                               std::uint32_t per_lane, const std::string& gpu) {
-  const std::lock_guard lock(creation_mutex());
-  return make_locked(std::move(syms), context, native_priority, per_lane, gpu);
 }
 
 CUresult create_stream(const CudaSymbols& syms, CUstream* stream, int native_priority) noexcept {
