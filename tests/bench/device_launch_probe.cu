@@ -9,7 +9,6 @@
 // sixteen tenants' aggregate graphs/s, launched from the host (graphs instantiated as
 // usual, and the same graphs instantiated for device launch) and from the GPU. The answer
 // (RESULTS.md, session 33): the same graphs/s either way; the ceiling is the GPU's.
-// Output goes through stdio: run it under `stdbuf -oL` where a timeout may kill it.
 //   nvcc -O2 -std=c++17 -arch=sm_90 -rdc=true device_launch_probe.cu -lcudadevrt -o device_launch_probe
 //   device_launch_probe [--tenants N] [--seconds S] [--schedulers K]
 #include <cuda_runtime.h>
@@ -259,6 +258,8 @@ int main(int argc, char** argv) {
     }
   }
   tenant_count = std::clamp(tenant_count, 1, kMaxTenants);
+  // A row at a time, even into a pipe: a run killed by a timeout keeps what it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
     std::printf("device_launch_probe: skipped: no CUDA GPU here\n");
@@ -299,18 +300,19 @@ int main(int argc, char** argv) {
   }
 
   std::printf("  %-44s %10s %8s %8s\n", "how", "graphs/s", "p50 us", "p99 us");
-  auto print = [](const char* label, const Row& r) {
-    std::printf("  %-44s %10.0f %8.2f %8.2f\n", label, r.graphs_per_second, r.p50_us, r.p99_us);
+  // One tenant alone for 1 s, then every tenant for `seconds`, launched `how`.
+  const auto rows = [&](const char* name, Launch how) {
+    const auto print = [](const std::string& label, const Row& r) {
+      std::printf("  %-44s %10.0f %8.2f %8.2f\n", label.c_str(), r.graphs_per_second, r.p50_us, r.p99_us);
+    };
+    print(std::string(name) + ", 1 tenant", run_tenants(tenants, box, 1, 1.0, how));
+    print(std::string(name) + ", " + std::to_string(tenant_count) + " threads",
+          run_tenants(tenants, box, tenant_count, seconds, how));
   };
   // Host rows first; then the scheduler stays resident for the device rows.
   for (int round = 1; round <= 2; ++round) {
-    char label[64];
-    print("host launch, 1 tenant", run_tenants(tenants, box, 1, 1.0, Launch::HostPlain));
-    std::snprintf(label, sizeof label, "host launch, %d threads", tenant_count);
-    print(label, run_tenants(tenants, box, tenant_count, seconds, Launch::HostPlain));
-    print("host launch of device graphs, 1 tenant", run_tenants(tenants, box, 1, 1.0, Launch::HostDeviceGraph));
-    std::snprintf(label, sizeof label, "host launch of device graphs, %d threads", tenant_count);
-    print(label, run_tenants(tenants, box, tenant_count, seconds, Launch::HostDeviceGraph));
+    rows("host launch", Launch::HostPlain);
+    rows("host launch of device graphs", Launch::HostDeviceGraph);
   }
   // The host's requests must start where the device has counted: request == done.
   for (int t = 0; t < kMaxTenants; ++t) box->request[t] = 0;
@@ -343,15 +345,8 @@ int main(int argc, char** argv) {
     check(cudaGraphLaunch(sched_execs[k], sched_streams[k]), "cudaGraphLaunch(scheduler)");
 
   // The device rows: a tenant that sees no completion within 2 s reports and gives up.
-  for (int round = 1; round <= 2; ++round) {
-    // (the scheduler serves `tenant_count` lanes; the 1-tenant row uses lane 0 only)
-    Row one = run_tenants(tenants, box, 1, 1.0, Launch::Device);
-    print("device launch, 1 tenant", one);
-    char label[64];
-    std::snprintf(label, sizeof label, "device launch, %d threads", tenant_count);
-    print(label, run_tenants(tenants, box, tenant_count, seconds, Launch::Device));
-    if (box->error != 0) break;
-  }
+  // (the scheduler serves `tenant_count` lanes; the 1-tenant row uses lane 0 only)
+  for (int round = 1; round <= 2 && box->error == 0; ++round) rows("device launch", Launch::Device);
   box->stop = 1;
   cudaError_t end = cudaSuccess;
   for (auto stream : sched_streams)
