@@ -27,11 +27,14 @@ KernelContract step_contract(std::uint64_t spin_ns) {
 
 DirectChain::DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::uint64_t spin_ns,
                          std::array<unsigned, 3> grid, std::array<unsigned, 3> block, int priority, DirectTail tail,
-                         DirectWait wait, CUgreenCtx green)
-    : cuda_(cuda), wait_(wait), green_(green) {
+                         DirectWait wait, CUgreenCtx green, DirectContext context)
+    : cuda_(cuda), wait_(wait), green_(green), own_context_(context == DirectContext::Own) {
   CUdevice device = 0;
   ok(cuda.cuDeviceGet(&device, 0), "cuDeviceGet");
-  if (green != nullptr)
+  if (own_context_) {
+    if (cuda.cuCtxCreate == nullptr) ok(CUDA_ERROR_NOT_SUPPORTED, "cuCtxCreate (absent in this driver)");
+    ok(cuda.cuCtxCreate(&context_, nullptr, 0, device), "cuCtxCreate");
+  } else if (green != nullptr)
     ok(cuda.cuCtxFromGreenCtx(&context_, green), "cuCtxFromGreenCtx");
   else
     ok(cuda.cuDevicePrimaryCtxRetain(&context_, device), "cuDevicePrimaryCtxRetain");
@@ -118,6 +121,10 @@ DirectChain::~DirectChain() {
   cuda_.cuModuleUnload(module_);
   if (green_ != nullptr) {
     cuda_.cuGreenCtxDestroy(green_);
+    return;
+  }
+  if (own_context_) {
+    cuda_.cuCtxDestroy(context_);
     return;
   }
   CUdevice device = 0;

@@ -37,14 +37,20 @@ enum class DirectTail { None, Flag, FlagEvent, KernelFlag };
 // recorded after the launch and queried in a loop.
 enum class DirectWait { Sync, SpinOnFlag, SpinOnEvent };
 
+// Which context the direct chain lives in: the process's primary context, or one made for
+// it alone (cuCtxCreate; under MPS each such context is a client of its own).
+enum class DirectContext { Primary, Own };
+
 // The chain as a CUDA graph on its own stream of the primary context (or of `green`,
-// which it then owns), launched and waited for through the driver. One thread at a time;
+// which it then owns, or of a context made for it), launched and waited for through the
+// driver. One thread at a time;
 // setup failures end the process with the call's name.
 class DirectChain {
  public:
   DirectChain(const cu::CudaSymbols& cuda, std::size_t kernels, std::uint64_t spin_ns, std::array<unsigned, 3> grid,
               std::array<unsigned, 3> block, int priority, DirectTail tail = DirectTail::None,
-              DirectWait wait = DirectWait::Sync, CUgreenCtx green = nullptr);
+              DirectWait wait = DirectWait::Sync, CUgreenCtx green = nullptr,
+              DirectContext context = DirectContext::Primary);
   ~DirectChain();
   DirectChain(const DirectChain&) = delete;
   DirectChain& operator=(const DirectChain&) = delete;
@@ -65,6 +71,7 @@ class DirectChain {
   const cu::CudaSymbols& cuda_;
   DirectWait wait_;
   CUgreenCtx green_ = nullptr;  // owned: destroyed with the chain
+  bool own_context_ = false;    // context_ made by cuCtxCreate: destroyed with the chain
   std::atomic<std::uint32_t>* flag_ = nullptr;
   CUevent event_ = nullptr;
   CUevent done_ = nullptr;  // SpinOnEvent

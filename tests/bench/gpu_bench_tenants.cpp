@@ -81,7 +81,7 @@ void print_tenant_spread(std::vector<std::vector<double>>& per_tenant) {
 
 }  // namespace
 
-// `only`: the rows to run ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
+// `only`: the rows to run ("direct", "flag", "event", "ctx", "green", "accord", "accord-event", "accord-memop", "accord-1stream",
 // "accord-executor"), or every row
 // when empty. gpu_tenants.sh runs each row in a process of its own, so that a row's
 // contexts and threads cannot touch the next one's.
@@ -137,6 +137,19 @@ void tenants(const cu::CudaSymbols& cuda, const std::string& only) {
   if (wanted("event"))
     run("direct: one context, spin on cuEventQuery",
         [&] { return chain(DirectTail::None, DirectWait::SpinOnEvent, nullptr); }, [](DirectChain& d) { d.run_once(); });
+  // A context of its own per thread (cuCtxCreate). Without MPS these are time-sliced;
+  // under MPS each is a client of the server, as each of sixteen processes is: does one
+  // process with sixteen MPS clients reach what sixteen processes reach?
+  if (wanted("ctx"))
+    run("direct: a context of its own per thread",
+        [&] {
+          auto d = std::make_unique<DirectChain>(cuda, 10, kTwoMicroseconds, std::array<unsigned, 3>{1, 1, 1},
+                                                 std::array<unsigned, 3>{32, 1, 1}, 0, DirectTail::None,
+                                                 DirectWait::Sync, nullptr, DirectContext::Own);
+          d->bind_thread();
+          return d;
+        },
+        [](DirectChain& d) { d.run_once(); });
   // A green context per thread, each given every SM: does a context of its own (its own
   // lock and queues in the driver) lift the one-context ceiling, as MPS clients have?
   if (wanted("green") && (cuda.cuGreenCtxCreate == nullptr || cuda.cuDeviceGetDevResource == nullptr))

@@ -12,7 +12,7 @@ namespace accord::bench::gpu {
 
 // Table 2: 16 tenants, each its own runtime (or direct stream) on its own thread,
 // looping a 10-kernel graph of 2 us kernels for 3 s. `only`: one row or group, or every
-// row when empty ("direct", "flag", "event", "green", "accord", "accord-event", "accord-memop",
+// row when empty ("direct", "flag", "event", "ctx", "green", "accord", "accord-event", "accord-memop",
 // "accord-1stream", "accord-executor"; the last only when named).
 void tenants(const cu::CudaSymbols& cuda, const std::string& only);
 

@@ -11,12 +11,14 @@
 //      graph directly on its own context: run once plainly (time-sliced) and once under
 //      MPS (tests/bench/gpu_tenants.sh starts and stops the MPS control daemon), so the
 //      processes rows come from the same run as the others.
+//   5. (--config contexts) whether memory one context of this process made can be used by
+//      a kernel of another (under MPS each context is a client with its own address space).
 // Prints a table; asserts nothing. Without a GPU it says why and exits 0.
 //   gpu_graph_bench [--iterations N] [--config NAME]
 //   NAME: latency (with parts), parts (1b only: Accord's completion tail taken apart on
 //   the direct chain), tenants or tenants:ROW (one row or group: direct, flag, event,
-//   green, accord, accord-event, accord-1stream), launchers:N[:flag|kernel] (table 2b:
-//   the launch ceiling of N threads keeping the 16 chains in flight, by completion tail), neighbour, or processes:LABEL (the parent of 16 tenant
+//   ctx, green, accord, accord-event, accord-1stream), launchers:N[:flag|kernel] (table 2b:
+//   the launch ceiling of N threads keeping the 16 chains in flight, by completion tail), neighbour, contexts, or processes:LABEL (the parent of 16 tenant
 //   processes; it never opens CUDA itself, so MPS settings in its environment reach only
 //   the children)
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include "client/api/wait_forecast.h"
 #include "tests/bench/daemon_process.h"
 #include "tests/bench/gpu_bench_chains.h"
+#include "tests/bench/gpu_bench_contexts.h"
 #include "tests/bench/gpu_bench_tenants.h"
 
 extern const unsigned long accord_gpu_bench_ptx_size;
@@ -218,7 +221,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they finish, even through a pipe
   const Flags flags =
       parse_flags(argc, argv,
-                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|\n"
+                  "  --config latency|parts|executor|daemon|daemon-in-process|tenants[:ROW]|neighbour|neighbour-daemon|contexts|\n"
                   "           launchers:N|\n"
                   "           processes:LABEL\n");
   if (flags.config.rfind("child:", 0) == 0) return run_tenant_child(flags.config.substr(6));
@@ -253,6 +256,7 @@ int main(int argc, char** argv) {
     tenants(*cuda.value(), flags.config.substr(8));
     print_forecast_sleeps();
   }
+  if (flags.config == "contexts") context_sharing(*cuda.value());
   if (flags.config.rfind("launchers:", 0) == 0) {
     // launchers:N[:TAIL]
     const std::string spec = flags.config.substr(10);

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Does one process with a CUDA context per tenant, each a client of an MPS server, reach
+# what sixteen processes under MPS reach? Side by side in one call, in ROUNDS rounds: the
+# 16 threads on one context (no MPS), then under one MPS server started for the call
+# (no GPU setting changed): sixteen processes, sixteen threads of one process each with a
+# context of its own, the same threads on one context, 16 embedded Accord runtimes; and
+# table 5 (whether contexts of one process share memory) without and with MPS.
+#   tests/bench/gpu_contexts_rows.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+. "$(dirname "$0")/gpu_rows_common.sh"
+rows_setup "$0" "$@"
+bench=$build/tests/bench/gpu_graph_bench
+row "table 5 without MPS" "$bench" --config contexts
+row "no MPS: 16 threads on one context" "$bench" --config tenants:direct
+mps=$(command -v nvidia-cuda-mps-control || echo /usr/local/nvidia/bin/nvidia-cuda-mps-control)
+[[ -x $mps ]] || { echo "no nvidia-cuda-mps-control: no MPS rows" | tee -a "$log"; exit 0; }
+CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+"$mps" -d && sleep 1
+trap 'echo quit | "$mps"' EXIT
+row "MPS: table 5" "$bench" --config contexts
+for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
+  row "round $round MPS: 16 processes" "$bench" --config processes:MPS
+  row "round $round MPS: 16 threads, a context each" "$bench" --config tenants:ctx
+  row "round $round MPS: 16 threads on one context" "$bench" --config tenants:direct
+  row "round $round MPS: 16 embedded runtimes (primary context)" "$bench" --config tenants:accord
+done
+grep -E "^===|direct:|accord embedded|16 processes|MPS enabled|memory|each tenant" "$log"
+date
