@@ -22,6 +22,7 @@ row "MPS: table 5" "$bench" --config contexts
 for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
   row "round $round MPS: 16 processes" "$bench" --config processes:MPS
   row "round $round MPS: 16 threads, a context each" "$bench" --config tenants:ctx
+  CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 threads, a context each, 2 work queues each" "$bench" --config tenants:ctx
   row "round $round MPS: 16 threads on one context" "$bench" --config tenants:direct
   row "round $round MPS: 16 embedded runtimes (primary context)" "$bench" --config tenants:accord
 done
