@@ -3,7 +3,8 @@
 # what sixteen processes under MPS reach? Side by side in one call, in ROUNDS rounds: the
 # 16 threads on one context (no MPS), then under one MPS server started for the call
 # (no GPU setting changed): sixteen processes, sixteen threads of one process each with a
-# context of its own, the same threads on one context, 16 embedded Accord runtimes; and
+# context of its own, the same threads on one context, 16 embedded Accord runtimes on
+# the primary context and with cuda.context = auto (a context each under MPS); and
 # table 5 (whether contexts of one process share memory) without and with MPS.
 #   tests/bench/gpu_contexts_rows.sh BUILD_DIR OUT_DIR
 set -uo pipefail
@@ -24,7 +25,8 @@ for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
   row "round $round MPS: 16 threads, a context each" "$bench" --config tenants:ctx
   CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 threads, a context each, 2 work queues each" "$bench" --config tenants:ctx
   row "round $round MPS: 16 threads on one context" "$bench" --config tenants:direct
-  row "round $round MPS: 16 embedded runtimes (primary context)" "$bench" --config tenants:accord
+  ACCORD_BENCH_CUDA_OPTIONS=cuda.context=primary row "round $round MPS: 16 embedded runtimes, one primary context" "$bench" --config tenants:accord
+  row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each)" "$bench" --config tenants:accord
 done
 grep -E "^===|direct:|accord embedded|16 processes|MPS enabled|memory|each tenant" "$log"
 date

@@ -32,6 +32,32 @@ std::string format_uuid(const CUuuid& uuid) {
   return text;
 }
 
+// The context `choice` asks for on `handle`, made current on the calling thread.
+Result<UniqueCuContext> open_context(const CudaSymbols& s, CUdevice handle, CudaContextChoice choice,
+                                     const std::string& gpu) {
+  bool own = choice == CudaContextChoice::Own;
+  if (choice == CudaContextChoice::Auto && s.cuCtxCreate != nullptr) {
+    // Drivers older than the attribute say CUDA_ERROR_INVALID_VALUE: no MPS known.
+    int mps = 0;
+    own = s.cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, handle) == CUDA_SUCCESS && mps != 0;
+  }
+  if (own) {
+    if (s.cuCtxCreate == nullptr || s.cuCtxDestroy == nullptr)
+      return unsupported_error("cuda: option cuda.context = own: this driver has no cuCtxCreate (" + gpu + ")");
+    CUcontext created = nullptr;
+    const CUresult r = s.cuCtxCreate(&created, nullptr, 0, handle);
+    if (r == CUDA_SUCCESS) return UniqueCuContext::created(s, handle, created);
+    // An MPS server that takes no more clients: "auto" shares the primary context.
+    if (choice == CudaContextChoice::Own)
+      return cuda_status(&s, r, "cuCtxCreate", "creating a context of its own on " + gpu);
+  }
+  CUcontext primary = nullptr;
+  ACCORD_CU_RETURN_IF_ERROR(s, cuDevicePrimaryCtxRetain(&primary, handle), "retaining the primary context of " + gpu);
+  UniqueCuContext retained = UniqueCuContext::primary(s, handle, primary);
+  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(primary), "making the context of " + gpu + " current");
+  return retained;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaSymbols> syms, int ordinal,
@@ -44,11 +70,9 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
 
   CUdevice handle = 0;
   ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGet(&handle, ordinal), "opening " + gpu);
-  CUcontext primary = nullptr;
-  ACCORD_CU_RETURN_IF_ERROR(s, cuDevicePrimaryCtxRetain(&primary, handle), "retaining the primary context of " + gpu);
-  device->primary_ = UniqueCuPrimaryContext(s, handle, primary);
-  device->context_ = CudaContext{&s, handle, primary, ordinal};
-  ACCORD_CU_RETURN_IF_ERROR(s, cuCtxSetCurrent(primary), "making the context of " + gpu + " current");
+  ACCORD_ASSIGN_OR_RETURN(device->owned_context_, open_context(s, handle, options.context, gpu));
+  const CUcontext context = device->owned_context_.get();
+  device->context_ = CudaContext{&s, handle, context, ordinal};
 
   char name[256] = {};
   ACCORD_CU_RETURN_IF_ERROR(s, cuDeviceGetName(name, sizeof(name) - 1, handle), "asking the name of " + gpu);
@@ -91,7 +115,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   CUstream stream = nullptr;
   if (const CUresult r = create_stream(s, &stream, 0); r != CUDA_SUCCESS)
     return cuda_status(&s, r, "cuStreamCreateWithPriority", "creating the zeroing stream of " + gpu);
-  device->zero_stream_ = UniqueCuStream(s, primary, stream);
+  device->zero_stream_ = UniqueCuStream(s, context, stream);
   device->memory_config_.zero_stream = stream;
   // One pool per priority level, from the default (least) priority up to the greatest,
   // each made when a region of its level is first lowered (ensure_level).

@@ -96,7 +96,10 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // What writes regions' completion flags, as probed at open (cuda.flag_write, or the
   // memory operation where the kernel's tail failed); nullopt when flags are not used.
   std::optional<CudaFlagWriter> flag_writer() const noexcept;
-  // The GPU's driver, device and primary context, borrowed while *this lives: what
+  // Whether this device works in a context of its own (cuda.context) rather than the
+  // GPU's primary context.
+  bool owns_context() const noexcept { return owned_context_.created(); }
+  // The GPU's driver, device and context, borrowed while *this lives: what
   // CudaImportedMemory::import takes to map another process's memory for this GPU.
   const CudaContext& context() const noexcept { return context_; }
 
@@ -116,7 +119,7 @@ class CudaDevice final : public Device, private CudaLossObserver {
   PooledStream& take_stream(const LevelStreams& pools, LaneKind lane, std::atomic<std::uint32_t>& last) noexcept;
 
   std::shared_ptr<const CudaSymbols> syms_;
-  UniqueCuPrimaryContext primary_;  // released last of the native handles
+  UniqueCuContext owned_context_;  // released last of the native handles
   CudaContext context_;
   DeviceInfo info_;
   std::string uuid_;

@@ -187,52 +187,69 @@ class UniqueCuHostRegistration {
   void* pages_ = nullptr;
 };
 
-// The retained primary context of one GPU (cuDevicePrimaryCtxRetain), released on
-// destruction. One per CudaDevice: every thread that calls into the device makes it
-// current first (CudaContext::make_current).
-class UniqueCuPrimaryContext {
+// The context a CudaDevice works in, released on destruction: either the GPU's retained
+// primary context (cuDevicePrimaryCtxRetain; released, so that it lives while other code
+// of the process retains it) or one made for this device alone (cuCtxCreate; destroyed).
+// Every thread that calls into the device makes it current first
+// (CudaContext::make_current).
+class UniqueCuContext {
  public:
-  UniqueCuPrimaryContext() noexcept = default;
-  UniqueCuPrimaryContext(const CudaSymbols& syms, CUdevice device, CUcontext context) noexcept
-      : syms_(&syms), device_(device), context_(context) {}
-  ~UniqueCuPrimaryContext() { reset(); }
-  UniqueCuPrimaryContext(const UniqueCuPrimaryContext&) = delete;
-  UniqueCuPrimaryContext& operator=(const UniqueCuPrimaryContext&) = delete;
-  UniqueCuPrimaryContext(UniqueCuPrimaryContext&& other) noexcept
-      : syms_(other.syms_), device_(other.device_), context_(std::exchange(other.context_, nullptr)) {}
-  UniqueCuPrimaryContext& operator=(UniqueCuPrimaryContext&& other) noexcept {
+  UniqueCuContext() noexcept = default;
+  static UniqueCuContext primary(const CudaSymbols& syms, CUdevice device, CUcontext context) noexcept {
+    return UniqueCuContext(syms, device, context, false);
+  }
+  static UniqueCuContext created(const CudaSymbols& syms, CUdevice device, CUcontext context) noexcept {
+    return UniqueCuContext(syms, device, context, true);
+  }
+  ~UniqueCuContext() { reset(); }
+  UniqueCuContext(const UniqueCuContext&) = delete;
+  UniqueCuContext& operator=(const UniqueCuContext&) = delete;
+  UniqueCuContext(UniqueCuContext&& other) noexcept
+      : syms_(other.syms_), device_(other.device_), context_(std::exchange(other.context_, nullptr)),
+        created_(other.created_) {}
+  UniqueCuContext& operator=(UniqueCuContext&& other) noexcept {
     if (this != &other) {
       reset();
       syms_ = other.syms_;
       device_ = other.device_;
       context_ = std::exchange(other.context_, nullptr);
+      created_ = other.created_;
     }
     return *this;
   }
 
   CUcontext get() const noexcept { return context_; }
+  // Whether the context was made for this owner (cuCtxCreate) rather than the primary one.
+  bool created() const noexcept { return created_; }
 
   void reset() noexcept {
     if (context_ == nullptr || syms_ == nullptr) return;
-    context_ = nullptr;
-    static_cast<void>(syms_->cuDevicePrimaryCtxRelease(device_));
+    CUcontext context = std::exchange(context_, nullptr);
+    if (created_)
+      static_cast<void>(syms_->cuCtxDestroy(context));
+    else
+      static_cast<void>(syms_->cuDevicePrimaryCtxRelease(device_));
   }
 
  private:
+  UniqueCuContext(const CudaSymbols& syms, CUdevice device, CUcontext context, bool created) noexcept
+      : syms_(&syms), device_(device), context_(context), created_(created) {}
+
   const CudaSymbols* syms_ = nullptr;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  bool created_ = false;
 };
 
 // What every file of the backend needs to call into one GPU: the driver, the device and
-// its primary context. A borrowed view: the CudaDevice owns the context. Thread-safe.
+// the device's context (the primary one, or its own: cuda.context). A borrowed view: the CudaDevice owns the context. Thread-safe.
 struct CudaContext {
   const CudaSymbols* syms = nullptr;
   CUdevice device = 0;
   CUcontext context = nullptr;
   int ordinal = 0;
 
-  // Makes the primary context current on the calling thread. Called at the top of every
+  // Makes the device's context current on the calling thread. Called at the top of every
   // entry point: the engine calls a device from many threads, and a thread's current
   // context may have been changed by other CUDA code in the process (the embedded
   // runtime shares its process). cuCtxSetCurrent is a thread-local store in the driver.

@@ -16,6 +16,9 @@ namespace accord::devices::cuda {
 
 enum class CudaCompletionMode { Flag, FlagAndEvent, Event };
 
+// Which context a CudaDevice works in (cuda.context).
+enum class CudaContextChoice { Primary, Own, Auto };
+
 struct CudaDeviceOptions {
   // cuda.library: the driver library to dlopen.
   CudaLoaderOptions loader;
@@ -49,6 +52,17 @@ struct CudaDeviceOptions {
   // ordinal the driver does not have opens nothing (an empty list, not an error), which
   // is how accordd learns that the previous ordinal was the last.
   int ordinal = -1;
+  // cuda.context: the context each opened GPU works in.
+  //   "primary": the GPU's primary context, shared with all CUDA code of the process.
+  //   "own": a context made for this device alone (cuCtxCreate). Under MPS it is a client
+  //     of the server of its own, with its own work queues, as a process is: sixteen
+  //     embedded runtimes then share the GPU as sixteen MPS processes do, where on one
+  //     context they stop near 0.87x of them (tests/bench/RESULTS.md, session 34).
+  //     Without MPS the process's contexts are time-sliced against each other.
+  //   "auto" (default): "own" when the driver says the GPU's contexts go through MPS
+  //     (CU_DEVICE_ATTRIBUTE_MPS_ENABLED) and the server takes one more client, else
+  //     "primary".
+  CudaContextChoice context = CudaContextChoice::Auto;
 
   Status validate() const {
     ACCORD_RETURN_IF_ERROR(loader.validate());

@@ -62,6 +62,10 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
           options.flag_write,
           parse_choice<CudaFlagWriter>(name, value,
                                        {{"kernel", Kernel}, {"early_kernel", EarlyKernel}, {"memory_op", MemoryOp}}));
+    } else if (name == "context") {
+      using enum CudaContextChoice;
+      ACCORD_ASSIGN_OR_RETURN(options.context, parse_choice<CudaContextChoice>(
+                                                   name, value, {{"primary", Primary}, {"own", Own}, {"auto", Auto}}));
     } else if (name == "poll_spin_us") {
       ACCORD_ASSIGN_OR_RETURN(const std::uint32_t us, parse_count(name, value));
       options.poll.spin = std::chrono::microseconds(us);
@@ -75,7 +79,8 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
     } else {
       return invalid_error("cuda: unknown option '" + key +
                            "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, "
-                           "cuda.completion, cuda.flag_write, cuda.ordinal, cuda.poll_spin_us, cuda.poll_max_sleep_us)");
+                           "cuda.completion, cuda.flag_write, cuda.context, cuda.ordinal, cuda.poll_spin_us, "
+                           "cuda.poll_max_sleep_us)");
     }
   }
   ACCORD_RETURN_IF_ERROR(options.validate());

@@ -53,6 +53,7 @@ FakeGpus::~FakeGpus() {
     control_("fail=");
     control_("peer=1");
     control_("graphs=0");
+    control_("mps=0");
     control_("ignore=");
     control_("clear");
   }

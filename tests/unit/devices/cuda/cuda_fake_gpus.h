@@ -27,8 +27,10 @@ class FakeGpus {
 
   CudaDevice& gpu(int ordinal) { return *devices_.at(static_cast<std::size_t>(ordinal)); }
   const CudaSymbols& syms() const { return *syms_; }
+  // The driver, for opening more devices on it (as another runtime of the process would).
+  std::shared_ptr<const CudaSymbols> shared_syms() const { return syms_; }
 
-  // accord_fake_cuda_control: "peer=0", "peer=1", "fail=<entry point>", "fail=", "graphs=1",
+  // accord_fake_cuda_control: "peer=0", "peer=1", "mps=0", "mps=1", "fail=<entry point>", "fail=", "graphs=1",
   // "graphs=0", "ignore=<entry point>", "ignore=", "clear".
   void control(const std::string& setting);
   // The driver's log since the last "clear", one call per line.

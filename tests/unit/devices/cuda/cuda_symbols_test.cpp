@@ -109,6 +109,14 @@ TEST_CASE("unknown and malformed cuda options are Invalid before the driver is o
     CHECK(opened.status().kind() == ErrorKind::Invalid);
     CHECK(std::string(opened.status().message()).find("cuda.flag_write = 'host_function'") != std::string::npos);
   }
+  SECTION("a context choice that does not exist") {
+    settings.options["cuda.context"] = "green";
+    const auto opened = open_through_catalog(settings);
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.status().kind() == ErrorKind::Invalid);
+    CHECK(std::string(opened.status().message()).find("cuda.context = 'green' is not primary, own or auto") !=
+          std::string::npos);
+  }
   SECTION("options of other backends are not ours") {
     settings.options["null.devices"] = "2";
     const auto opened = open_through_catalog(settings);

@@ -31,6 +31,9 @@ namespace {
 
 constexpr int kMaxGpus = 8;
 int g_contexts[kMaxGpus];
+// Contexts made by cuCtxCreate: slot ordinal * kCreatedPerGpu + i, handed out in turn.
+constexpr int kCreatedPerGpu = 64;
+int g_created[kMaxGpus * kCreatedPerGpu];
 thread_local int t_current = -1;  // ordinal of the current context, -1 for none
 
 struct State {
@@ -49,6 +52,8 @@ struct State {
   bool graphs = false;
   std::string ignore;  // an entry point that answers success and does nothing ("ignore=<name>")
   std::set<int*> events;  // made by cuEventCreate (others are test-owned ints)
+  bool mps = false;        // CU_DEVICE_ATTRIBUTE_MPS_ENABLED ("mps=1")
+  int created[kMaxGpus] = {};  // contexts made per GPU, ever
 };
 
 State& state() {
@@ -80,9 +85,27 @@ CUresult primary_retain(CUcontext* context, CUdevice device) {
   return CUDA_SUCCESS;
 }
 CUresult primary_release(CUdevice) { return CUDA_SUCCESS; }
-CUresult ctx_set_current(CUcontext context) {
+// The ordinal of a context the fake handed out, or -1.
+int ordinal_of(CUcontext context) {
   const auto* p = reinterpret_cast<const int*>(context);
-  t_current = p >= g_contexts && p < g_contexts + kMaxGpus ? static_cast<int>(p - g_contexts) : -1;
+  if (p >= g_contexts && p < g_contexts + kMaxGpus) return static_cast<int>(p - g_contexts);
+  if (p >= g_created && p < g_created + kMaxGpus * kCreatedPerGpu) return static_cast<int>(p - g_created) / kCreatedPerGpu;
+  return -1;
+}
+CUresult ctx_set_current(CUcontext context) {
+  t_current = ordinal_of(context);
+  return CUDA_SUCCESS;
+}
+CUresult ctx_create(CUcontext* context, CUctxCreateParams*, unsigned, CUdevice device) {
+  if (fails("cuCtxCreate", "dev=" + n(static_cast<std::uint64_t>(device)))) return CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
+  const std::lock_guard lock(state().mu);
+  const int i = state().created[device]++ % kCreatedPerGpu;
+  *context = reinterpret_cast<CUcontext>(&g_created[device * kCreatedPerGpu + i]);
+  t_current = device;
+  return CUDA_SUCCESS;
+}
+CUresult ctx_destroy(CUcontext context) {
+  fails("cuCtxDestroy", "dev=" + std::to_string(ordinal_of(context)));
   return CUDA_SUCCESS;
 }
 CUresult device_name(char* name, int length, CUdevice device) {
@@ -93,6 +116,11 @@ CUresult device_attribute(int* value, CUdevice_attribute attribute, CUdevice) {
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *value = 1; break;
+    case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: {
+      const std::lock_guard lock(state().mu);
+      *value = state().mps ? 1 : 0;
+      break;
+    }
     default: *value = 0;
   }
   return CUDA_SUCCESS;
@@ -463,6 +491,8 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuDevicePrimaryCtxRetain", primary_retain),
     ACCORD_FAKE("cuDevicePrimaryCtxRelease", primary_release),
     ACCORD_FAKE("cuCtxSetCurrent", ctx_set_current),
+    ACCORD_FAKE("cuCtxCreate", ctx_create),
+    ACCORD_FAKE("cuCtxDestroy", ctx_destroy),
     ACCORD_FAKE("cuDeviceGetName", device_name),
     ACCORD_FAKE("cuDeviceGetAttribute", device_attribute),
     ACCORD_FAKE("cuDeviceTotalMem", device_total_mem),
@@ -542,6 +572,8 @@ extern "C" __attribute__((visibility("default"))) void accord_fake_cuda_control(
     state().peer = s == "peer=1";
   else if (s.rfind("fail=", 0) == 0)
     state().fail = s.substr(5);
+  else if (s == "mps=0" || s == "mps=1")
+    state().mps = s == "mps=1";
   else if (s == "graphs=0" || s == "graphs=1")
     state().graphs = s == "graphs=1";
   else if (s.rfind("ignore=", 0) == 0)
