@@ -28,5 +28,11 @@ for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
   ACCORD_BENCH_CUDA_OPTIONS=cuda.context=primary row "round $round MPS: 16 embedded runtimes, one primary context" "$bench" --config tenants:accord
   row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each)" "$bench" --config tenants:accord
 done
+# The embedded GPU tests with every runtime in a context of its own (cuda.context = auto
+# under MPS): results against a CPU reference, random graphs, faults.
+if [[ -n ${ACCORD_CONTEXTS_CHECKS:-} ]]; then
+  echo "=== MPS: gpu_embedded [gpu] with a context per runtime" | tee -a "$log"
+  timeout 240 "$build/tests/gpu/gpu_embedded" "[gpu]" 2>&1 | tail -4 | tee -a "$log"
+fi
 grep -E "^===|direct:|accord embedded|16 processes|MPS enabled|memory|each tenant" "$log"
 date
