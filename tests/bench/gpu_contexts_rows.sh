@@ -22,17 +22,21 @@ trap 'echo quit | "$mps"' EXIT
 row "MPS: table 5" "$bench" --config contexts
 for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
   row "round $round MPS: 16 processes" "$bench" --config processes:MPS
-  row "round $round MPS: 16 threads, a context each" "$bench" --config tenants:ctx
+  # Every client's work queues come out of the server's device connections: at the
+  # bench's 32 a context the server takes about four (daemon/devices/cuda/README.md); the
+  # sixteen processes above use the driver's default, 8.
+  CUDA_DEVICE_MAX_CONNECTIONS=8 row "round $round MPS: 16 threads, a context each, 8 work queues each" "$bench" --config tenants:ctx
   CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 threads, a context each, 2 work queues each" "$bench" --config tenants:ctx
   row "round $round MPS: 16 threads on one context" "$bench" --config tenants:direct
   ACCORD_BENCH_CUDA_OPTIONS=cuda.context=primary row "round $round MPS: 16 embedded runtimes, one primary context" "$bench" --config tenants:accord
-  row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each)" "$bench" --config tenants:accord
+  CUDA_DEVICE_MAX_CONNECTIONS=8 row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 8 work queues" "$bench" --config tenants:accord
+  CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 2 work queues" "$bench" --config tenants:accord
 done
 # The embedded GPU tests with every runtime in a context of its own (cuda.context = auto
 # under MPS): results against a CPU reference, random graphs, faults.
 if [[ -n ${ACCORD_CONTEXTS_CHECKS:-} ]]; then
   echo "=== MPS: gpu_embedded [gpu] with a context per runtime" | tee -a "$log"
-  timeout 240 "$build/tests/gpu/gpu_embedded" "[gpu]" 2>&1 | tail -4 | tee -a "$log"
+  CUDA_DEVICE_MAX_CONNECTIONS=2 timeout 240 "$build/tests/gpu/gpu_embedded" "[gpu]" 2>&1 | tail -4 | tee -a "$log"
 fi
 grep -E "^===|direct:|accord embedded|16 processes|MPS enabled|memory|each tenant" "$log"
 date
