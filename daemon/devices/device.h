@@ -156,6 +156,10 @@ struct RegionRequest {
   // The backend maps it to its native priority, e.g. CUDA stream priorities; 0 is the
   // device default. Backends without priorities ignore it.
   int priority = 0;
+  // Who the region's launches are for: the session's number (0 for none). A backend may
+  // keep tenants apart by it (CUDA: cuda.tenant_contexts); regions of one session always
+  // name the same tenant, so their native waits stay within what it chose.
+  std::uint64_t tenant = 0;
 
   // A request for `operations` with no edges and one slot (tests, benchmarks).
   static RegionRequest of(std::span<const Operation> operations) noexcept {

@@ -306,6 +306,7 @@ Result<std::unique_ptr<devices::NativeRegion>> ExecutorDevice::lower(const devic
   WireRegion wire;
   wire.slots = request.slots;
   wire.priority = request.priority;
+  wire.tenant = request.tenant;
   wire.edges.assign(request.edges.begin(), request.edges.end());
   wire.operations.reserve(request.operations.size());
   for (const devices::Operation& op : request.operations) {

@@ -261,6 +261,7 @@ std::vector<std::byte> encode(const WireRegion& region) {
   ByteWriter w;
   w.put(region.slots);
   w.put(region.priority);
+  w.put(region.tenant);
   w.put(static_cast<std::uint32_t>(region.operations.size()));
   for (const WireOperation& op : region.operations) {
     w.put(static_cast<std::uint8_t>(op.kind));
@@ -291,6 +292,7 @@ Result<WireRegion> decode_lower(std::span<const std::byte> bytes) {
   WireRegion region;
   region.slots = r.get<std::uint32_t>();
   region.priority = r.get<std::int32_t>();
+  region.tenant = r.get<std::uint64_t>();
   const std::uint32_t operations = r.get_count(15);
   region.operations.reserve(operations);
   for (std::uint32_t i = 0; i < operations && r.ok(); ++i) {

@@ -109,6 +109,7 @@ struct WireOperation {
 struct WireRegion {
   std::uint32_t slots = 1;
   std::int32_t priority = 0;
+  std::uint64_t tenant = 0;
   std::vector<WireOperation> operations;
   std::vector<devices::OperationEdge> edges;
 };

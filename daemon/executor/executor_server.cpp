@@ -262,6 +262,7 @@ ExecutorServer::Answer ExecutorServer::lower(const ControlMessage& message) {
   request.edges = wire.edges;
   request.slots = wire.slots;
   request.priority = wire.priority;
+  request.tenant = wire.tenant;
   auto native = device_->lower(request);
   if (!native.ok()) return {native.status()};
   auto region = std::make_unique<Region>();

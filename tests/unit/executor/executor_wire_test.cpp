@@ -64,6 +64,7 @@ TEST_CASE("decoders refuse garbage, and every message round-trips", "[executor][
   executor::WireRegion region;
   region.slots = 4;
   region.priority = -2;
+  region.tenant = 0x1234'5678'9abcULL;
   executor::WireOperation op;
   op.kind = devices::OpKind::Copy;
   op.bindings.push_back({executor::BindingRef::Admission, 9, 0x1000, 16, 64, Access::Write});
@@ -73,6 +74,7 @@ TEST_CASE("decoders refuse garbage, and every message round-trips", "[executor][
   REQUIRE(lowered.ok());
   CHECK(lowered->slots == 4);
   CHECK(lowered->priority == -2);
+  CHECK(lowered->tenant == 0x1234'5678'9abcULL);
   CHECK(lowered->operations[1].bindings[0].id == 9);
   CHECK(lowered->edges[0].after == 1);
 
