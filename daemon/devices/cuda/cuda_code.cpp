@@ -115,7 +115,8 @@ Status check_shape(const std::string& what, const CudaSymbols& syms, CUfunction 
 }  // namespace
 
 Result<std::unique_ptr<CudaCode>> CudaCode::load(const CudaContext& context, SmVersion device_sm,
-                                                 const CodeImage& image, const KernelContract& contract) {
+                                                 const CodeImage& image, const KernelContract& contract,
+                                                 bool other_contexts) {
   const CudaSymbols& syms = *context.syms;
   const std::string what = "kernel '" + image.name + "' on gpu:" + std::to_string(context.ordinal);
   if (!image.is_gpu_image())
@@ -153,6 +154,7 @@ Result<std::unique_ptr<CudaCode>> CudaCode::load(const CudaContext& context, SmV
     return cuda_status(&syms, loaded, "cuModuleLoadDataEx", context_text);
   }
   code->module_ = UniqueCuModule(syms, context.context, module);
+  code->home_ = context.context;
 
   const CUresult found = syms.cuModuleGetFunction(&code->function_, module, image.name.c_str());
   if (found == CUDA_ERROR_NOT_FOUND)
@@ -161,7 +163,27 @@ Result<std::unique_ptr<CudaCode>> CudaCode::load(const CudaContext& context, SmV
 
   ACCORD_RETURN_IF_ERROR(check_layout(what, syms, code->function_, contract, code->parameter_offsets_));
   ACCORD_RETURN_IF_ERROR(check_shape(what, syms, code->function_, image));
+  if (other_contexts) code->image_ = std::move(bytes);
   return code;
+}
+
+Result<CUfunction> CudaCode::function_in(const CudaContext& context) const {
+  if (context.context == home_) return function_;
+  const std::lock_guard lock(elsewhere_mu_);
+  for (const Elsewhere& e : elsewhere_)
+    if (e.context == context.context) return e.function;
+  const std::string what = "kernel '" + name_ + "' in another context of gpu:" + std::to_string(context.ordinal);
+  if (image_.empty()) return unsupported_error(what + ": its image was not kept for other contexts");
+  const CudaSymbols& syms = *context.syms;
+  ACCORD_CU_RETURN_IF_ERROR(syms, cuCtxSetCurrent(context.context), "loading " + what);
+  CUmodule module = nullptr;
+  ACCORD_CU_RETURN_IF_ERROR(syms, cuModuleLoadDataEx(&module, image_.data(), 0, nullptr, nullptr), "loading " + what);
+  Elsewhere loaded;
+  loaded.context = context.context;
+  loaded.module = UniqueCuModule(syms, context.context, module);
+  ACCORD_CU_RETURN_IF_ERROR(syms, cuModuleGetFunction(&loaded.function, module, name_.c_str()), "finding " + what);
+  elsewhere_.push_back(std::move(loaded));
+  return elsewhere_.back().function;
 }
 
 }  // namespace accord::devices::cuda

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,21 @@ class CudaCode final : public LoadedCode {
   //     lacks; a driver without cuFuncGetParamInfo (older than CUDA 12.4), since the
   //     contract could not be checked;
   //   the mapped kind of any other driver failure.
+  // `other_contexts`: keep the image, so that function_in can load it into other
+  // contexts of the GPU (cuda.tenant_contexts above 1).
   static Result<std::unique_ptr<CudaCode>> load(const CudaContext& context, SmVersion device_sm,
-                                                const CodeImage& image, const KernelContract& contract);
+                                                const CodeImage& image, const KernelContract& contract,
+                                                bool other_contexts = false);
 
   const std::string& name() const noexcept override { return name_; }
   const KernelContract& contract() const noexcept override { return contract_; }
 
   CUfunction function() const noexcept { return function_; }
+  // The kernel in `context`, a context of the same GPU: function() in the one it was
+  // loaded in; elsewhere the image loaded there on first use (which blocks), then kept.
+  // Thread-safe. Errors: Unsupported when the image was not kept (load's
+  // other_contexts); the mapped kind of a driver failure.
+  Result<CUfunction> function_in(const CudaContext& context) const;
   const std::array<std::uint32_t, 3>& grid() const noexcept { return grid_; }
   const std::array<std::uint32_t, 3>& block() const noexcept { return block_; }
   std::uint32_t shared_bytes() const noexcept { return shared_bytes_; }
@@ -57,6 +66,15 @@ class CudaCode final : public LoadedCode {
   KernelContract contract_;
   UniqueCuModule module_;
   CUfunction function_ = nullptr;
+  CUcontext home_ = nullptr;      // where module_ is loaded
+  std::vector<std::byte> image_;  // kept for other contexts (NUL-terminated PTX), else empty
+  struct Elsewhere {
+    CUcontext context = nullptr;
+    UniqueCuModule module;
+    CUfunction function = nullptr;
+  };
+  mutable std::mutex elsewhere_mu_;
+  mutable std::vector<Elsewhere> elsewhere_;  // elsewhere_mu_
   std::array<std::uint32_t, 3> grid_{1, 1, 1};
   std::array<std::uint32_t, 3> block_{1, 1, 1};
   std::uint32_t shared_bytes_ = 0;

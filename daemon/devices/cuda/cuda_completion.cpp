@@ -155,7 +155,7 @@ int CudaCompletionQueue::sweep() noexcept {
   // for SUCCESS, which means this slot's graph has ended as well.
   const std::int64_t event_check_ns = std::chrono::nanoseconds(options_.event_check).count();
   std::int64_t now = 0;  // read once, and only when a flag is missing
-  bool current = false;
+  CUcontext current = nullptr;
   for (CudaSlot* s = tail_; s != nullptr; s = s->prev) {
     if (s->launch_result != CUDA_SUCCESS) {
       s->ready = true;
@@ -170,9 +170,11 @@ int CudaCompletionQueue::sweep() noexcept {
       if (now - s->checked_ns < event_check_ns) continue;
       s->checked_ns = now;  // late: the event says whether it faulted
     }
-    if (!current) {
-      static_cast<void>(context_.make_current());  // a helper's thread may have another context current
-      current = true;
+    // A helper's thread may have another context current, and the slot's region may run
+    // in another context of the GPU than the device's own (cuda.tenant_contexts).
+    if (const CUcontext wanted = s->context != nullptr ? s->context : context_.context; current != wanted) {
+      static_cast<void>(context_.syms->cuCtxSetCurrent(wanted));
+      current = wanted;
     }
     const CUresult result = s->stream != nullptr ? context_.syms->cuStreamQuery(s->stream)
                                                  : context_.syms->cuEventQuery(s->done.get());

@@ -4,6 +4,7 @@
 // completion thread.
 #include "daemon/devices/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <string>
@@ -118,26 +119,36 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   device->zero_stream_ = UniqueCuStream(s, context, stream);
   device->memory_config_.zero_stream = stream;
   // One pool per priority level, from the default (least) priority up to the greatest,
-  // each made when a region of its level is first lowered (ensure_level).
+  // each made when a region of its level is first lowered in a tenant context
+  // (CudaTenantContext::ensure_level).
   // CUDA numbers priorities downwards: `greatest` is <= `least` (e.g. 0 and -5).
   int least = 0;
   int greatest = 0;
   ACCORD_CU_RETURN_IF_ERROR(s, cuCtxGetStreamPriorityRange(&least, &greatest),
                             "asking the stream priority range of " + gpu);
-  device->least_priority_ = least;
   const std::uint32_t levels = least >= greatest ? static_cast<std::uint32_t>(least - greatest + 1) : 1;
-  device->level_count_ = std::min(levels, kMaxLevels);
-  device->streams_per_lane_ = options.streams_per_lane;
+  device->stream_levels_ = CudaStreamLevels{device->syms_, least, std::min(levels, CudaTenantContext::kMaxLevels),
+                                            options.streams_per_lane, device->info_.name};
+  device->tenant_context_count_ = std::clamp<std::uint32_t>(options.tenant_contexts, 1, kMaxTenantContexts);
+  device->flag_write_ = options.flag_write;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
-  device->flags_ = std::make_unique<CudaFlagPool>(device->context_);
+  auto flags = std::make_unique<CudaFlagPool>(device->context_);
   // With cuda.completion = event no region takes a flag: nothing to probe (or compile).
-  if (options.completion != CudaCompletionMode::Event) device->flags_->probe(options.flag_write);
+  if (options.completion != CudaCompletionMode::Event) flags->probe(options.flag_write);
+  auto own = std::make_unique<CudaTenantContext>(0, device->context_, UniqueCuContext(), std::move(flags),
+                                                 device->stream_levels_);
+  device->tenant_contexts_[0].store(own.get(), std::memory_order_release);
+  device->owned_tenant_contexts_.push_back(std::move(own));
   ACCORD_ASSIGN_OR_RETURN(device->completion_,
                           CudaCompletionQueue::start(device->context_, gpu, options.poll, *device));
   return device;
 }
 
-CudaDevice::~CudaDevice() { shut_down(); }
+CudaDevice::~CudaDevice() {
+  shut_down();
+  // The others' flags come from the first one's words: the last made goes first.
+  while (!owned_tenant_contexts_.empty()) owned_tenant_contexts_.pop_back();
+}
 
 std::span<const LaneKind> CudaDevice::lanes() const noexcept { return kCudaLanes; }
 
@@ -181,37 +192,52 @@ Result<std::unique_ptr<AdmittedMemory>> CudaDevice::admit(const DeviceMemory& me
 }
 
 Result<std::unique_ptr<LoadedCode>> CudaDevice::load(const CodeImage& image, const KernelContract& contract) {
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaCode> code, CudaCode::load(context_, sm_, image, contract));
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaCode> code, CudaCode::load(context_, sm_, image, contract, tenant_context_count_ > 1));
   return std::unique_ptr<LoadedCode>(std::move(code));
 }
 
 std::uint32_t CudaDevice::level_of(int priority) const noexcept {
   // Priority > 0 climbs towards the greatest CUDA priority; 0 and below use the default.
   const std::uint32_t level = priority > 0 ? static_cast<std::uint32_t>(priority) : 0;
-  return std::min(level, level_count_ - 1);
+  return std::min(level, stream_levels_.level_count - 1);
 }
 
-Status CudaDevice::ensure_level(std::uint32_t level) {
-  if (levels_[level].load(std::memory_order_acquire) != nullptr) return Status();
-  const std::lock_guard lock(levels_mu_);
-  if (levels_[level].load(std::memory_order_relaxed) != nullptr) return Status();
-  ACCORD_CU_RETURN_IF_ERROR(*syms_, cuCtxSetCurrent(context_.context), "making the context of " + info_.name + " current");
-  const int native = least_priority_ - static_cast<int>(level);
-  ACCORD_ASSIGN_OR_RETURN(
-      std::shared_ptr<const LevelStreams> pools,
-      make_level_streams(syms_, context_.context, native, streams_per_lane_, info_.name));
-  // Owned before it is published: a failed push_back must not leave it reachable.
-  const LevelStreams* published = pools.get();
-  owned_levels_.push_back(std::move(pools));
-  levels_[level].store(published, std::memory_order_release);
-  return Status();
+Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) {
+  const auto index =
+      tenant == 0 ? 0u : static_cast<std::uint32_t>((tenant - 1) % tenant_context_count_);
+  if (CudaTenantContext* made = tenant_contexts_[index].load(std::memory_order_acquire)) return made;
+  const std::lock_guard lock(tenant_mu_);
+  if (CudaTenantContext* made = tenant_contexts_[index].load(std::memory_order_relaxed)) return made;
+  CudaTenantContext* const own = tenant_contexts_[0].load(std::memory_order_relaxed);
+  CUcontext created = nullptr;
+  if (syms_->cuCtxCreate == nullptr || syms_->cuCtxCreate(&created, nullptr, 0, context_.device) != CUDA_SUCCESS) {
+    // No more contexts (an MPS server at its clients or connections): its tenants share
+    // the device's own, as every tenant does with one context.
+    tenant_contexts_[index].store(own, std::memory_order_release);
+    return own;
+  }
+  UniqueCuContext owned = UniqueCuContext::created(*syms_, context_.device, created);
+  const CudaContext context{syms_.get(), context_.device, created, context_.ordinal};
+  std::unique_ptr<CudaFlagPool> flags;
+  if (CudaFlagPool* words = own->flags(); words != nullptr && words->usable()) {
+    flags = std::make_unique<CudaFlagPool>(context, *words);
+    flags->probe(flag_write_);
+  }
+  auto made = std::make_unique<CudaTenantContext>(index, context, std::move(owned), std::move(flags), stream_levels_);
+  CudaTenantContext* published = made.get();
+  owned_tenant_contexts_.push_back(std::move(made));
+  tenant_contexts_[index].store(published, std::memory_order_release);
+  return published;
 }
 
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
+  ACCORD_ASSIGN_OR_RETURN(CudaTenantContext* const tenant, tenant_context_for(request.tenant));
   // The streams its launches will take exist before the first launch, which makes none.
-  ACCORD_RETURN_IF_ERROR(ensure_level(level_of(request.priority)));
-  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region, CudaRegion::lower(context_, request, flags_in_use(),
-                                             completion_mode_ == CudaCompletionMode::FlagAndEvent));
+  ACCORD_RETURN_IF_ERROR(tenant->ensure_level(level_of(request.priority)));
+  CudaFlagPool* const flags = tenant->flags() != nullptr && tenant->flags()->usable() ? tenant->flags() : nullptr;
+  ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region,
+                          CudaRegion::lower(tenant->context(), request, flags,
+                                            completion_mode_ == CudaCompletionMode::FlagAndEvent, tenant->index()));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
 
@@ -255,8 +281,13 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
   slot.sink = &sink;
   slot.launch_result = CUDA_SUCCESS;
   const CudaSymbols& s = *syms_;
-  // lower() made the region's level; a region of another device would find none.
-  const LevelStreams* pools = levels_[level_of(region.priority())].load(std::memory_order_acquire);
+  // lower() made the region's context and level; a region of another device may find
+  // neither.
+  const CudaTenantContext* tenant =
+      region.tenant_context() < kMaxTenantContexts
+          ? tenant_contexts_[region.tenant_context()].load(std::memory_order_acquire)
+          : nullptr;
+  const LevelStreams* pools = tenant != nullptr ? tenant->level(level_of(region.priority())) : nullptr;
   if (pools == nullptr) {
     slot.launch_result = CUDA_ERROR_INVALID_HANDLE;
     slot.launch_call = "launch (the region was not lowered on this device)";
@@ -270,7 +301,7 @@ void CudaDevice::launch(NativeRegion& native, const RegionWaits& waits, Completi
     slot.launch_result = result;
     slot.launch_call = call;
   };
-  if (const CUresult r = context_.make_current(); r != CUDA_SUCCESS) {
+  if (const CUresult r = tenant->context().make_current(); r != CUDA_SUCCESS) {
     fail(r, "cuCtxSetCurrent");
   } else {
     for (const RegionWait& wait : waits.predecessors) {
@@ -310,8 +341,11 @@ void CudaDevice::poll_completions() noexcept {
 }
 
 CudaFlagPool* CudaDevice::flags_in_use() const noexcept {
-  // Not probed with cuda.completion = event, so never usable then.
-  return flags_ != nullptr && flags_->usable() ? flags_.get() : nullptr;
+  // Not probed with cuda.completion = event, so never usable then. The device's own
+  // context's: every other context's flags come from its words.
+  const CudaTenantContext* own = tenant_contexts_[0].load(std::memory_order_acquire);
+  CudaFlagPool* flags = own != nullptr ? own->flags() : nullptr;
+  return flags != nullptr && flags->usable() ? flags : nullptr;
 }
 
 std::optional<CudaFlagWriter> CudaDevice::flag_writer() const noexcept {

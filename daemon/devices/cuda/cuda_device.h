@@ -25,6 +25,7 @@
 #include "daemon/devices/cuda/cuda_memory.h"
 #include "daemon/devices/cuda/cuda_options.h"
 #include "daemon/devices/cuda/cuda_stream_pool.h"
+#include "daemon/devices/cuda/cuda_tenant_context.h"
 #include "daemon/devices/device.h"
 
 namespace accord::devices::cuda {
@@ -108,10 +109,12 @@ class CudaDevice final : public Device, private CudaLossObserver {
   void on_sticky_error(Status cause) noexcept override;
   // The flag pool when regions get flags (probed and usable), else nullptr.
   CudaFlagPool* flags_in_use() const noexcept;
-  // The pool level of session priority `priority` (see levels_).
+  // The pool level of session priority `priority` (see stream_levels_).
   std::uint32_t level_of(int priority) const noexcept;
-  // Makes the streams of priority level `level` unless they exist. Thread-safe.
-  Status ensure_level(std::uint32_t level);
+  // The tenant context of `tenant` (RegionRequest::tenant), made unless it exists.
+  // Thread-safe; blocks while it makes one. Errors: the mapped kind of a driver failure
+  // while probing its flags.
+  Result<CudaTenantContext*> tenant_context_for(std::uint64_t tenant);
   // A pooled stream of `lane` from `pools`, its launch count already taken: the one at
   // pool index `last` (the region's last launch) when it has no launch in flight, else one
   // with no launch in flight if there is one, so that submissions of different sessions
@@ -139,18 +142,23 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // ahead of it there: with 4 streams per lane (the old default) taken in turn, 16
   // client processes of one accordd ran at most 4 graphs at a time (118,000 graphs/s on
   // the H200, where 16 processes under MPS reached 411,000).
-  // Made by ensure_level when a region of the level is first lowered, so that a process
-  // holds streams only for the priorities it uses (under MPS, a client's streams take
-  // the server's resources: 16 embedded runtimes with an executor each, and a standby,
-  // at 288 streams each, could not all make a context). Published once, read without a lock.
-  static constexpr std::uint32_t kMaxLevels = 32;  // more than any GPU reports (the H200: 6)
-  std::array<std::atomic<const LevelStreams*>, kMaxLevels> levels_{};
-  std::mutex levels_mu_;                                                // ensure_level
-  std::vector<std::shared_ptr<const LevelStreams>> owned_levels_;       // levels_mu_
-  int least_priority_ = 0;
-  std::uint32_t level_count_ = 1;
-  std::uint32_t streams_per_lane_ = 16;
-  std::unique_ptr<CudaFlagPool> flags_;  // outlives every region (the engine frees them first)
+  // Each tenant context makes a level's streams when a region of the level is first
+  // lowered there (CudaTenantContext::ensure_level), so that a process holds streams
+  // only for the priorities it uses (under MPS, a client's streams take the server's
+  // resources: 16 embedded runtimes with an executor each, and a standby, at 288 streams
+  // each, could not all make a context).
+  CudaStreamLevels stream_levels_;
+  // Where regions are lowered and launched (cuda.tenant_contexts): [0] is made at open in
+  // the device's own context and holds the completion words; tenant t's regions go to
+  // context (t - 1) % tenant_context_count_, made when first needed (or [0] again when
+  // the driver refuses another context). Published once, read without a lock; owned in
+  // order of making, destroyed in reverse (the others' flags come from [0]'s).
+  static constexpr std::uint32_t kMaxTenantContexts = 48;  // an MPS server's clients per GPU
+  std::array<std::atomic<CudaTenantContext*>, kMaxTenantContexts> tenant_contexts_{};
+  std::mutex tenant_mu_;                                                    // tenant_context_for
+  std::vector<std::unique_ptr<CudaTenantContext>> owned_tenant_contexts_;   // tenant_mu_
+  std::uint32_t tenant_context_count_ = 1;
+  CudaFlagWriter flag_write_ = CudaFlagWriter::EarlyKernel;  // probed again in each new context
   CudaCompletionMode completion_mode_ = CudaCompletionMode::Flag;  // CudaDeviceOptions::completion
   std::unique_ptr<CudaCompletionQueue> completion_;  // stopped first
 };

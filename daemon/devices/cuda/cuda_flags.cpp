@@ -268,6 +268,7 @@ CudaFlagPool::Probed CudaFlagPool::try_writer(CudaFlagWriter writer) noexcept {
 }
 
 Result<CudaFlag> CudaFlagPool::acquire() {
+  if (words_ != nullptr) return words_->acquire();
   if (!usable_) return unsupported_error("cuda: completion flags are not available on gpu:" + std::to_string(context_.ordinal));
   const std::lock_guard lock(mu_);
   if (free_.empty()) ACCORD_RETURN_IF_ERROR(add_page());
@@ -316,12 +317,14 @@ Status CudaFlagPool::add_page() {
 }
 
 int CudaFlagPool::arena_fd() const noexcept {
+  if (words_ != nullptr) return words_->arena_fd();
   const std::lock_guard lock(mu_);
   return arena_ != nullptr ? arena_->export_fd() : -1;
 }
 
 void CudaFlagPool::release(CudaFlag flag) noexcept {
   if (!flag) return;
+  if (words_ != nullptr) return words_->release(flag);
   const std::lock_guard lock(mu_);
   free_.push_back(flag);
 }

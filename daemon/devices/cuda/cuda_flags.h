@@ -70,6 +70,10 @@ struct CompletionTail {
 class CudaFlagPool {
  public:
   explicit CudaFlagPool(const CudaContext& context) noexcept : context_(context) {}
+  // Writers for another context of the same GPU whose flags come from `words` (its
+  // acquire, release and arena): one arena of completion words per device, whichever
+  // context a region runs in. `words` must be probed first and outlive this pool.
+  CudaFlagPool(const CudaContext& context, CudaFlagPool& words) noexcept : context_(context), words_(&words) {}
   CudaFlagPool(const CudaFlagPool&) = delete;
   CudaFlagPool& operator=(const CudaFlagPool&) = delete;
 
@@ -141,6 +145,7 @@ class CudaFlagPool {
   bool takes_early_edges(const std::vector<CUgraphNode>& sinks) const noexcept;
 
   const CudaContext context_;
+  CudaFlagPool* const words_ = nullptr;  // where flags come from when not from here
   bool usable_ = false;
   bool waitable_ = false;
   CudaFlagWriter writer_ = CudaFlagWriter::MemoryOp;

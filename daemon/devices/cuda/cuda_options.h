@@ -63,12 +63,22 @@ struct CudaDeviceOptions {
   //     (CU_DEVICE_ATTRIBUTE_MPS_ENABLED) and the server takes one more client, else
   //     "primary".
   CudaContextChoice context = CudaContextChoice::Auto;
+  // cuda.tenant_contexts (1..48): how many contexts a GPU's sessions are spread over, by
+  // session (RegionRequest::tenant): the device's own and up to 47 more made for it, each
+  // when a session first needs it. Memory and completion words stay in the device's own
+  // context. Under MPS each context is a client of the server of its own, so that the
+  // sessions of one accordd share the GPU as that many MPS processes would; without MPS
+  // the contexts are time-sliced. 1 (default): every session in one context.
+  std::uint32_t tenant_contexts = 1;
 
   Status validate() const {
     ACCORD_RETURN_IF_ERROR(loader.validate());
     if (streams_per_lane < 1 || streams_per_lane > 64)
       return invalid_error("cuda: option cuda.streams_per_lane = " + std::to_string(streams_per_lane) +
                            " is not in 1..64");
+    if (tenant_contexts < 1 || tenant_contexts > 48)
+      return invalid_error("cuda: option cuda.tenant_contexts = " + std::to_string(tenant_contexts) +
+                           " is not in 1..48");
     if (poll.spin.count() < 0 || poll.spin.count() > 100'000)
       return invalid_error("cuda: option cuda.poll_spin_us = " + std::to_string(poll.spin.count()) +
                            " is not in 0..100000");

@@ -114,8 +114,10 @@ Status add_kernel(const CudaContext& context, CUgraph graph, const std::string& 
   parameters.reserve(code->parameter_offsets().size());
   for (std::size_t offset : code->parameter_offsets()) parameters.push_back(buffer.data() + offset);
 
+  ACCORD_ASSIGN_OR_RETURN(const CUfunction function, code->function_in(context));
+  // Loading into another context made that one current; the graph is built in `context`.
   CUDA_KERNEL_NODE_PARAMS params{};
-  params.func = code->function();
+  params.func = function;
   params.gridDimX = code->grid()[0];
   params.gridDimY = code->grid()[1];
   params.gridDimZ = code->grid()[2];
@@ -138,7 +140,8 @@ CudaRegion::~CudaRegion() {
 }
 
 Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context, const RegionRequest& request,
-                                                      CudaFlagPool* flags, bool tail_event) {
+                                                      CudaFlagPool* flags, bool tail_event,
+                                                      std::uint32_t tenant_context) {
   const CudaSymbols& syms = *context.syms;
   const std::string device = "gpu:" + std::to_string(context.ordinal);
   if (request.slots == 0) return invalid_error("cuda: a region on " + device + " needs at least 1 submission slot");
@@ -146,6 +149,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
   auto region = std::unique_ptr<CudaRegion>(new CudaRegion());
   region->lane_ = ops.empty() ? LaneKind::Compute : ops.front().lane;
   region->priority_ = request.priority;
+  region->tenant_context_ = tenant_context;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (!gpu_lane(ops[i].lane))
       return invalid_error("operation " + std::to_string(i) + " (graph node " + std::to_string(ops[i].node) + "): " +
@@ -213,6 +217,7 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     ACCORD_CU_RETURN_IF_ERROR(syms, cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
                               "creating the event of slot " + std::to_string(s) + " of a region on " + device);
     region->slots_[s].done = UniqueCuEvent(syms, context.context, event);
+    region->slots_[s].context = context.context;
     if (use_flags) {
       ACCORD_ASSIGN_OR_RETURN(region->slots_[s].flag, flags->acquire());
     }

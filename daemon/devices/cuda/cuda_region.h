@@ -29,6 +29,7 @@ struct CudaSlot {
   UniqueCuGraphExec exec;
   UniqueCuEvent done;  // recorded after every launch in this slot, unless successors wait on the flag
   CudaFlag flag;       // written 1 by the graph's tail; empty when the graph has no tail
+  CUcontext context = nullptr;  // the region's: current for the completion thread's queries
 
   // --- in flight: written by launch() before the slot is queued, then owned by the
   // completion thread until it reports ---
@@ -59,8 +60,10 @@ class CudaRegion final : public NativeRegion {
   // usable `flags` pool (null: none), every slot gets a flag and the graph a completion
   // tail, which also records the slot's event when `tail_event` is set or streams cannot
   // wait on flags; `flags` must outlive the region.
+  // `tenant_context`: which of the device's contexts `context` is (CudaTenantContext).
   static Result<std::unique_ptr<CudaRegion>> lower(const CudaContext& context, const RegionRequest& request,
-                                                   CudaFlagPool* flags, bool tail_event);
+                                                   CudaFlagPool* flags, bool tail_event,
+                                                   std::uint32_t tenant_context = 0);
 
   // Frees the graph, its instantiations and events, and returns the flags. No launch may
   // be in flight.
@@ -78,6 +81,8 @@ class CudaRegion final : public NativeRegion {
   LaneKind lane() const noexcept { return lane_; }
   // RegionRequest::priority as lowered; the device picks its stream pool from it.
   int priority() const noexcept { return priority_; }
+  // The device's tenant context the region was lowered in, and is launched from.
+  std::uint32_t tenant_context() const noexcept { return tenant_context_; }
   std::uint32_t slot_count() const noexcept { return slot_count_; }
   // The pool index of the stream of the region's last launch, which the next launch
   // takes again while it is idle (CudaDevice::take_stream); ~0u before the first launch.
@@ -96,6 +101,7 @@ class CudaRegion final : public NativeRegion {
 
   LaneKind lane_ = LaneKind::Compute;
   int priority_ = 0;
+  std::uint32_t tenant_context_ = 0;
   bool has_tail_ = false;
   bool tail_event_ = false;
   CudaFlagWriter tail_writer_ = CudaFlagWriter::MemoryOp;

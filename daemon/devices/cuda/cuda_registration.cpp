@@ -62,6 +62,8 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
           options.flag_write,
           parse_choice<CudaFlagWriter>(name, value,
                                        {{"kernel", Kernel}, {"early_kernel", EarlyKernel}, {"memory_op", MemoryOp}}));
+    } else if (name == "tenant_contexts") {
+      ACCORD_ASSIGN_OR_RETURN(options.tenant_contexts, parse_count(name, value));
     } else if (name == "context") {
       using enum CudaContextChoice;
       ACCORD_ASSIGN_OR_RETURN(options.context, parse_choice<CudaContextChoice>(
@@ -79,7 +81,7 @@ Result<CudaDeviceOptions> parse_options(const DeviceSettings& settings) {
     } else {
       return invalid_error("cuda: unknown option '" + key +
                            "' (known: cuda.library, cuda.max_connections, cuda.streams_per_lane, "
-                           "cuda.completion, cuda.flag_write, cuda.context, cuda.ordinal, cuda.poll_spin_us, "
+                           "cuda.completion, cuda.flag_write, cuda.context, cuda.tenant_contexts, cuda.ordinal, cuda.poll_spin_us, "
                            "cuda.poll_max_sleep_us)");
     }
   }

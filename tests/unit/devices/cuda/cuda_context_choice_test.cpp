@@ -5,9 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "daemon/devices/cuda/cuda_region.h"
 #include "tests/unit/devices/cuda/cuda_fake_gpus.h"
 #include "tests/unit/devices/cuda/cuda_test_support.h"
 
@@ -80,6 +84,73 @@ TEST_CASE("cuda.context = own is an error naming the GPU when the driver refuses
   REQUIRE_FALSE(opened.ok());
   CHECK(std::string(opened.status().message()).find("creating a context of its own on gpu:0") != std::string::npos);
   CHECK(std::string(opened.status().message()).find("cuCtxCreate") != std::string::npos);
+}
+
+// The context of each launch logged since the last "clear", in order.
+std::vector<std::string> launch_contexts(const FakeGpus& gpus) {
+  std::vector<std::string> contexts;
+  for (const std::string& line : gpus.log())
+    if (line.starts_with("launch-context ")) contexts.push_back(line.substr(15));
+  return contexts;
+}
+
+TEST_CASE("cuda.tenant_contexts spreads sessions over contexts of their own, each made when first needed",
+          "[cuda][context][fake]") {
+  CudaDeviceOptions options = with_context(CudaContextChoice::Primary);
+  options.tenant_contexts = 3;
+  options.poll.event_check = std::chrono::seconds(60);  // only a flag reports a launch
+  FakeGpus gpus(1, {"graphs=1", "mps=1"}, options);
+  CudaDevice& device = gpus.gpu(0);
+  CHECK(gpus.count("cuCtxCreate") == 0);  // none before a session needs one
+
+  // Sessions 1..4 (RegionRequest::tenant): 1 and 4 in the device's own context, 2 and 3
+  // in one made for each.
+  std::vector<std::unique_ptr<NativeRegion>> regions;
+  for (std::uint64_t tenant = 1; tenant <= 4; ++tenant) {
+    RegionRequest request;
+    request.slots = 2;
+    request.tenant = tenant;
+    auto lowered = device.lower(request);
+    INFO(lowered.status().to_string());
+    REQUIRE(lowered.ok());
+    regions.push_back(std::move(lowered).value());
+  }
+  CHECK(gpus.count("cuCtxCreate dev=0") == 2);
+  const auto index = [&](std::size_t r) { return static_cast<const CudaRegion&>(*regions[r]).tenant_context(); };
+  CHECK(index(0) == 0);
+  CHECK(index(1) == 1);
+  CHECK(index(2) == 2);
+  CHECK(index(3) == 0);
+  // Every region's completion words come from the one arena, whatever its context.
+  for (const auto& region : regions) CHECK(region->completion_word(1).has_value());
+
+  testing::RecordingSink sink;
+  gpus.control("clear");
+  for (std::size_t r = 0; r < regions.size(); ++r) testing::launch_and_wait(device, *regions[r], sink, 1);
+  CHECK(sink.done() == 4);
+  const std::vector<std::string> contexts = launch_contexts(gpus);
+  REQUIRE(contexts.size() == 4);
+  CHECK(contexts[0] == std::to_string(reinterpret_cast<std::uintptr_t>(device.context().context)));
+  CHECK(contexts[3] == contexts[0]);
+  CHECK(contexts[1] != contexts[0]);
+  CHECK(contexts[2] != contexts[0]);
+  CHECK(contexts[2] != contexts[1]);
+
+  regions.clear();
+  gpus.control("clear");
+  gpus.close_devices();
+  CHECK(gpus.count("cuCtxDestroy dev=0") == 2);  // the two made for sessions, not the primary
+}
+
+TEST_CASE("a session whose context the driver refuses shares the device's own", "[cuda][context][fake]") {
+  CudaDeviceOptions options = with_context(CudaContextChoice::Primary);
+  options.tenant_contexts = 2;
+  FakeGpus gpus(1, {"graphs=1", "mps=1", "fail=cuCtxCreate"}, options);
+  RegionRequest request;
+  request.tenant = 2;
+  auto lowered = gpus.gpu(0).lower(request);
+  REQUIRE(lowered.ok());
+  CHECK(static_cast<const CudaRegion&>(*lowered.value()).tenant_context() == 0);
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ class FakeGpus {
   FakeGpus& operator=(const FakeGpus&) = delete;
 
   CudaDevice& gpu(int ordinal) { return *devices_.at(static_cast<std::size_t>(ordinal)); }
+  // Closes every device now (the driver stays loaded, its log kept).
+  void close_devices() { devices_.clear(); }
   const CudaSymbols& syms() const { return *syms_; }
   // The driver, for opening more devices on it (as another runtime of the process would).
   std::shared_ptr<const CudaSymbols> shared_syms() const { return syms_; }

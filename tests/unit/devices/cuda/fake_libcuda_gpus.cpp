@@ -35,6 +35,7 @@ int g_contexts[kMaxGpus];
 constexpr int kCreatedPerGpu = 64;
 int g_created[kMaxGpus * kCreatedPerGpu];
 thread_local int t_current = -1;  // ordinal of the current context, -1 for none
+thread_local CUcontext t_context = nullptr;  // the current context itself
 
 struct State {
   std::mutex mu;
@@ -94,6 +95,7 @@ int ordinal_of(CUcontext context) {
 }
 CUresult ctx_set_current(CUcontext context) {
   t_current = ordinal_of(context);
+  t_context = context;
   return CUDA_SUCCESS;
 }
 CUresult ctx_create(CUcontext* context, CUctxCreateParams*, unsigned, CUdevice device) {
@@ -102,6 +104,7 @@ CUresult ctx_create(CUcontext* context, CUctxCreateParams*, unsigned, CUdevice d
   const int i = state().created[device]++ % kCreatedPerGpu;
   *context = reinterpret_cast<CUcontext>(&g_created[device * kCreatedPerGpu + i]);
   t_current = device;
+  t_context = *context;
   return CUDA_SUCCESS;
 }
 CUresult ctx_destroy(CUcontext context) {
@@ -465,6 +468,7 @@ CUresult graph_launch(CUgraphExec exec, CUstream stream) {
   {
     const std::lock_guard lock(state().mu);
     state().log.push_back("cuGraphLaunch stream=" + n(stream));  // which stream took it (stream affinity)
+    state().log.push_back("launch-context " + n(t_context));     // and in which context
   }
   for (const FakeNode& node : reinterpret_cast<FakeExec*>(exec)->nodes) {
     if (node.kind == FakeNode::Nothing) continue;
