@@ -33,9 +33,9 @@ for round in $(seq 1 "${ACCORD_CONTEXTS_ROUNDS:-2}"); do
     CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 threads, a context each, 2 work queues each" "$bench" --config tenants:ctx
   row "round $round MPS: 16 threads on one context" "$bench" --config tenants:direct
   ACCORD_BENCH_CUDA_OPTIONS=cuda.context=primary row "round $round MPS: 16 embedded runtimes, one primary context" "$bench" --config tenants:accord
-  CUDA_DEVICE_MAX_CONNECTIONS=8 row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 8 work queues" "$bench" --config tenants:accord
+  CUDA_DEVICE_MAX_CONNECTIONS=8 ACCORD_BENCH_CUDA_OPTIONS=cuda.context=auto row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 8 work queues" "$bench" --config tenants:accord
   [[ -n ${ACCORD_CONTEXTS_SHORT:-} ]] ||
-    CUDA_DEVICE_MAX_CONNECTIONS=2 row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 2 work queues" "$bench" --config tenants:accord
+    CUDA_DEVICE_MAX_CONNECTIONS=2 ACCORD_BENCH_CUDA_OPTIONS=cuda.context=auto row "round $round MPS: 16 embedded runtimes, cuda.context=auto (a context each), 2 work queues" "$bench" --config tenants:accord
   # Sixteen client processes through one accordd (at nice -10), its executor an MPS
   # client: every session in one context, then spread over sixteen (cuda.tenant_contexts).
   ACCORD_BENCH_ACCORDD_NICE=-10 ACCORD_BENCH_ACCORDD_ARGS="--device-option cuda.max_connections=2" \
@@ -48,7 +48,8 @@ done
 # under MPS): results against a CPU reference, random graphs, faults.
 if [[ -n ${ACCORD_CONTEXTS_CHECKS:-} ]]; then
   echo "=== MPS: gpu_embedded [gpu] with a context per runtime" | tee -a "$log"
-  CUDA_DEVICE_MAX_CONNECTIONS=2 timeout 240 "$build/tests/gpu/gpu_embedded" "[gpu]" 2>&1 | tail -4 | tee -a "$log"
+  ACCORD_CONFORMANCE_DEVICE_OPTIONS=cuda.context=auto CUDA_DEVICE_MAX_CONNECTIONS=2 \
+    timeout 240 "$build/tests/gpu/gpu_embedded" "[gpu]" 2>&1 | tail -4 | tee -a "$log"
 fi
 grep -E "^===|direct:|accord embedded|16 processes|MPS enabled|memory|each tenant" "$log"
 date

@@ -53,16 +53,18 @@ struct CudaDeviceOptions {
   // is how accordd learns that the previous ordinal was the last.
   int ordinal = -1;
   // cuda.context: the context each opened GPU works in.
-  //   "primary": the GPU's primary context, shared with all CUDA code of the process.
+  //   "primary" (default): the GPU's primary context, shared with all CUDA code of the
+  //     process.
   //   "own": a context made for this device alone (cuCtxCreate). Under MPS it is a client
-  //     of the server of its own, with its own work queues, as a process is: sixteen
-  //     embedded runtimes then share the GPU as sixteen MPS processes do, where on one
-  //     context they stop near 0.87x of them (tests/bench/RESULTS.md, session 34).
-  //     Without MPS the process's contexts are time-sliced against each other.
-  //   "auto" (default): "own" when the driver says the GPU's contexts go through MPS
+  //     of the server of its own, with its own work queues, as a process is, so sixteen
+  //     embedded runtimes are expected to share the GPU as sixteen MPS processes do,
+  //     where on one context they stop near 0.87x of them (tests/bench/RESULTS.md,
+  //     sessions 33-34; gpu_contexts_rows.sh measures it, not yet run on a GPU, which is
+  //     why it is not the default). Without MPS a process's contexts are time-sliced.
+  //   "auto": "own" when the driver says the GPU's contexts go through MPS
   //     (CU_DEVICE_ATTRIBUTE_MPS_ENABLED) and the server takes one more client, else
   //     "primary".
-  CudaContextChoice context = CudaContextChoice::Auto;
+  CudaContextChoice context = CudaContextChoice::Primary;
   // cuda.tenant_contexts (1..48): how many contexts a GPU's sessions are spread over, by
   // session (RegionRequest::tenant): the device's own and up to 47 more made for it, each
   // when a session first needs it. Memory and completion words stay in the device's own
