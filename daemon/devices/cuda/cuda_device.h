@@ -1,7 +1,8 @@
 // CudaDevice: one NVIDIA GPU as a Device, driven through the CUDA driver API opened at
-// run time (ARCHITECTURE.md, devices: cuda). It owns the GPU's retained primary context,
-// a small pool of non-blocking streams per lane, a zeroing stream and the completion
-// thread. Memory is VMM GpuLocal; HostVisible pages are admitted by registration, other
+// run time (ARCHITECTURE.md, devices: cuda). It owns its context (the GPU's retained
+// primary context, or one of its own: cuda.context), the contexts its sessions are spread
+// over (cuda.tenant_contexts), a small pool of non-blocking streams per lane in each, a
+// zeroing stream and the completion thread. Memory is VMM GpuLocal; HostVisible pages are admitted by registration, other
 // GPUs' memory by peer access; code is PTX / cubin / fatbin checked against its
 // contract; a region is a CUDA graph per slot, launched asynchronously with native waits
 // on same-device predecessors.
@@ -32,13 +33,13 @@ namespace accord::devices::cuda {
 
 class CudaDevice final : public Device, private CudaLossObserver {
  public:
-  // Opens GPU `ordinal` of the driver `syms`: retains its primary context, reads its
+  // Opens GPU `ordinal` of the driver `syms`: takes its context (cuda.context), reads its
   // identity, creates its streams and starts its completion thread. `options` must have
   // passed validate(). Blocks. Errors: the mapped kind of a driver failure, naming the
   // GPU and the call.
   static Result<std::unique_ptr<CudaDevice>> open(std::shared_ptr<const CudaSymbols> syms, int ordinal,
                                                   const CudaDeviceOptions& options);
-  // Calls shut_down(), then releases streams and the primary context. Regions and
+  // Calls shut_down(), then releases the tenant contexts, streams and its context. Regions and
   // memory of this device must be gone already (the engine's order).
   ~CudaDevice() override;
 
