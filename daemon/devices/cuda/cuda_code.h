@@ -1,4 +1,5 @@
-// CudaCode: one kernel of a GPU code image loaded into a GPU's primary context and
+// CudaCode: one kernel of a GPU code image loaded into a GPU's context (and into its
+// tenant contexts when their regions need it) and
 // checked against its contract (ARCHITECTURE.md, devices: cuda; code). The target is
 // checked against the device (a cubin for another architecture is Invalid naming both),
 // PTX is JIT-compiled by the driver with its error log kept, and the parameter layout

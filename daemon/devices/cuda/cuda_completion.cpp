@@ -82,7 +82,7 @@ void CudaCompletionQueue::shut_down() noexcept {
 
 void CudaCompletionQueue::run() noexcept {
   name_this_thread("cuda-complete");
-  // Every thread that calls into the backend makes the primary context current. If even
+  // Every thread that calls into the backend makes the device's context current. If even
   // that fails, event queries below fail too and report the cause.
   static_cast<void>(context_.make_current());
   using Clock = std::chrono::steady_clock;

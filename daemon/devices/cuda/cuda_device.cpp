@@ -33,11 +33,22 @@ std::string format_uuid(const CUuuid& uuid) {
   return text;
 }
 
-// The context `choice` asks for on `handle`, made current on the calling thread.
+// cuCtxCreate, leaving the calling thread's current context as it was (cuCtxCreate makes
+// the new one current): an embedded runtime opens devices on the application's thread.
+CUresult create_context(const CudaSymbols& s, CUdevice device, CUcontext* created) noexcept {
+  CUcontext previous = nullptr;
+  const bool known = s.cuCtxGetCurrent != nullptr && s.cuCtxGetCurrent(&previous) == CUDA_SUCCESS;
+  const CUresult r = s.cuCtxCreate(created, nullptr, 0, device);
+  if (known) static_cast<void>(s.cuCtxSetCurrent(previous));
+  return r;
+}
+
+// The context `choice` asks for on `handle`; the primary one is made current on the
+// calling thread.
 Result<UniqueCuContext> open_context(const CudaSymbols& s, CUdevice handle, CudaContextChoice choice,
                                      const std::string& gpu) {
   bool own = choice == CudaContextChoice::Own;
-  if (choice == CudaContextChoice::Auto && s.cuCtxCreate != nullptr) {
+  if (choice == CudaContextChoice::Auto && s.cuCtxCreate != nullptr && s.cuCtxDestroy != nullptr) {
     // Drivers older than the attribute say CUDA_ERROR_INVALID_VALUE: no MPS known.
     int mps = 0;
     own = s.cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, handle) == CUDA_SUCCESS && mps != 0;
@@ -46,7 +57,7 @@ Result<UniqueCuContext> open_context(const CudaSymbols& s, CUdevice handle, Cuda
     if (s.cuCtxCreate == nullptr || s.cuCtxDestroy == nullptr)
       return unsupported_error("cuda: option cuda.context = own: this driver has no cuCtxCreate (" + gpu + ")");
     CUcontext created = nullptr;
-    const CUresult r = s.cuCtxCreate(&created, nullptr, 0, handle);
+    const CUresult r = create_context(s, handle, &created);
     if (r == CUDA_SUCCESS) return UniqueCuContext::created(s, handle, created);
     // An MPS server that takes no more clients: "auto" shares the primary context.
     if (choice == CudaContextChoice::Own)
@@ -130,6 +141,16 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(std::shared_ptr<const CudaS
   device->stream_levels_ = CudaStreamLevels{device->syms_, least, std::min(levels, CudaTenantContext::kMaxLevels),
                                             options.streams_per_lane, device->info_.name};
   device->tenant_context_count_ = std::clamp<std::uint32_t>(options.tenant_contexts, 1, kMaxTenantContexts);
+  // Registered host pages (HostVisible admissions, completion flags) are asked their
+  // device address in the device's own context only: other contexts may use it where the
+  // GPU takes host pointers for registered memory, as every GPU with unified addressing
+  // does. Elsewhere every session stays in the device's own context.
+  int host_pointers = 0;
+  if (device->tenant_context_count_ > 1 &&
+      (s.cuDeviceGetAttribute(&host_pointers, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, handle) !=
+           CUDA_SUCCESS ||
+       host_pointers == 0))
+    device->tenant_context_count_ = 1;
   device->flag_write_ = options.flag_write;
   // Completion flags where the driver writes them from a graph; events polled otherwise.
   auto flags = std::make_unique<CudaFlagPool>(device->context_);
@@ -210,9 +231,11 @@ Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) 
   if (CudaTenantContext* made = tenant_contexts_[index].load(std::memory_order_relaxed)) return made;
   CudaTenantContext* const own = tenant_contexts_[0].load(std::memory_order_relaxed);
   CUcontext created = nullptr;
-  if (syms_->cuCtxCreate == nullptr || syms_->cuCtxCreate(&created, nullptr, 0, context_.device) != CUDA_SUCCESS) {
-    // No more contexts (an MPS server at its clients or connections): its tenants share
-    // the device's own, as every tenant does with one context.
+  if (syms_->cuCtxCreate == nullptr || syms_->cuCtxDestroy == nullptr ||
+      create_context(*syms_, context_.device, &created) != CUDA_SUCCESS) {
+    // No more contexts (an MPS server at its clients or connections, or any other
+    // refusal): its tenants share the device's own, as every tenant does with one
+    // context, for the device's life.
     tenant_contexts_[index].store(own, std::memory_order_release);
     return own;
   }

@@ -95,8 +95,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // The allocation granularity GpuLocal sizes are rounded to.
   std::size_t granularity() const noexcept { return memory_config_.granularity; }
   SmVersion sm() const noexcept { return sm_; }
-  // What writes regions' completion flags, as probed at open (cuda.flag_write, or the
-  // memory operation where the kernel's tail failed); nullopt when flags are not used.
+  // What writes regions' completion flags in the device's own context, as probed at open
+  // (cuda.flag_write, or the memory operation where the kernel's tail failed); nullopt
+  // when flags are not used. Each tenant context probes its own and may settle elsewhere.
   std::optional<CudaFlagWriter> flag_writer() const noexcept;
   // Whether this device works in a context of its own (cuda.context) rather than the
   // GPU's primary context.
@@ -112,9 +113,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   CudaFlagPool* flags_in_use() const noexcept;
   // The pool level of session priority `priority` (see stream_levels_).
   std::uint32_t level_of(int priority) const noexcept;
-  // The tenant context of `tenant` (RegionRequest::tenant), made unless it exists.
-  // Thread-safe; blocks while it makes one. Errors: the mapped kind of a driver failure
-  // while probing its flags.
+  // The tenant context of `tenant` (RegionRequest::tenant), made unless it exists (the
+  // device's own when the driver refuses another). Thread-safe; blocks while it makes
+  // one. Never fails today; a Result so that a refusal could become an error.
   Result<CudaTenantContext*> tenant_context_for(std::uint64_t tenant);
   // A pooled stream of `lane` from `pools`, its launch count already taken: the one at
   // pool index `last` (the region's last launch) when it has no launch in flight, else one

@@ -220,6 +220,9 @@ Result<std::unique_ptr<CudaRegion>> CudaRegion::lower(const CudaContext& context
     region->slots_[s].context = context.context;
     if (use_flags) {
       ACCORD_ASSIGN_OR_RETURN(region->slots_[s].flag, flags->acquire());
+      // A new page of flags is registered in the context that holds the words (the
+      // device's own, cuda.tenant_contexts), which acquire() leaves current.
+      ACCORD_CU_RETURN_IF_ERROR(syms, cuCtxSetCurrent(context.context), "lowering a region on " + device);
     }
   }
   CompletionTail tail;

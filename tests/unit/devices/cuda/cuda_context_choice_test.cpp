@@ -142,6 +142,35 @@ TEST_CASE("cuda.tenant_contexts spreads sessions over contexts of their own, eac
   CHECK(gpus.count("cuCtxDestroy dev=0") == 2);  // the two made for sessions, not the primary
 }
 
+TEST_CASE("a region lowered in a tenant context is made wholly there, past a new page of flags",
+          "[cuda][context][fake]") {
+  CudaDeviceOptions options = with_context(CudaContextChoice::Primary);
+  options.tenant_contexts = 2;
+  options.completion = CudaCompletionMode::FlagAndEvent;  // every slot's event is used
+  FakeGpus gpus(1, {"graphs=1", "mps=1"}, options);
+  CudaDevice& device = gpus.gpu(0);
+  // 100 slots take more flags than a page holds (64), so the words' context (the
+  // device's own) registers a page while the region is being made.
+  RegionRequest request;
+  request.tenant = 2;
+  REQUIRE(device.lower(request).ok());  // makes the tenant context, and probes its flags
+  request.slots = 100;
+  gpus.control("clear");
+  auto lowered = device.lower(request);
+  REQUIRE(lowered.ok());
+  const auto& region = static_cast<const CudaRegion&>(*lowered.value());
+  REQUIRE(region.tenant_context() == 1);
+  CHECK(gpus.count("cuMemHostRegister") >= 1);
+  std::vector<std::string> events;
+  for (const std::string& line : gpus.log())
+    if (line.starts_with("event-context ")) events.push_back(line.substr(14));
+  REQUIRE(events.size() == 100);
+  const std::string own = std::to_string(reinterpret_cast<std::uintptr_t>(device.context().context));
+  for (const std::string& context : events) CHECK(context != own);
+  CHECK(std::count(events.begin(), events.end(), events.front()) == 100);
+  CHECK(region.slot(99).context == region.slot(0).context);
+}
+
 TEST_CASE("a session whose context the driver refuses shares the device's own", "[cuda][context][fake]") {
   CudaDeviceOptions options = with_context(CudaContextChoice::Primary);
   options.tenant_contexts = 2;

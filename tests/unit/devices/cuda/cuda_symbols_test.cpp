@@ -117,6 +117,14 @@ TEST_CASE("unknown and malformed cuda options are Invalid before the driver is o
     CHECK(std::string(opened.status().message()).find("cuda.context = 'green' is not primary, own or auto") !=
           std::string::npos);
   }
+  SECTION("tenant contexts out of range") {
+    settings.options["cuda.tenant_contexts"] = GENERATE("0", "49");
+    const auto opened = open_through_catalog(settings);
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.status().kind() == ErrorKind::Invalid);
+    CHECK(std::string(opened.status().message()).find("cuda.tenant_contexts") != std::string::npos);
+    CHECK(std::string(opened.status().message()).find("1..48") != std::string::npos);
+  }
   SECTION("options of other backends are not ours") {
     settings.options["null.devices"] = "2";
     const auto opened = open_through_catalog(settings);

@@ -98,7 +98,12 @@ CUresult ctx_set_current(CUcontext context) {
   t_context = context;
   return CUDA_SUCCESS;
 }
+CUresult ctx_get_current(CUcontext* context) {
+  *context = t_context;
+  return CUDA_SUCCESS;
+}
 CUresult ctx_create(CUcontext* context, CUctxCreateParams*, unsigned, CUdevice device) {
+  if (device < 0 || device >= kMaxGpus) return CUDA_ERROR_INVALID_DEVICE;
   if (fails("cuCtxCreate", "dev=" + n(static_cast<std::uint64_t>(device)))) return CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
   const std::lock_guard lock(state().mu);
   const int i = state().created[device]++ % kCreatedPerGpu;
@@ -119,6 +124,7 @@ CUresult device_attribute(int* value, CUdevice_attribute attribute, CUdevice) {
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *value = 1; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *value = 1; break;
     case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: {
       const std::lock_guard lock(state().mu);
       *value = state().mps ? 1 : 0;
@@ -311,6 +317,7 @@ CUresult event_create(CUevent* event, unsigned) {
   int* e = new int(CUDA_ERROR_NOT_READY);
   const std::lock_guard lock(state().mu);
   state().events.insert(e);
+  state().log.push_back("event-context " + n(t_context));  // in which context it was made
   *event = reinterpret_cast<CUevent>(e);
   return CUDA_SUCCESS;
 }
@@ -496,6 +503,7 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuDevicePrimaryCtxRelease", primary_release),
     ACCORD_FAKE("cuCtxSetCurrent", ctx_set_current),
     ACCORD_FAKE("cuCtxCreate", ctx_create),
+    ACCORD_FAKE("cuCtxGetCurrent", ctx_get_current),
     ACCORD_FAKE("cuCtxDestroy", ctx_destroy),
     ACCORD_FAKE("cuDeviceGetName", device_name),
     ACCORD_FAKE("cuDeviceGetAttribute", device_attribute),
