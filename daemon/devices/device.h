@@ -156,7 +156,8 @@ struct RegionRequest {
   // The backend maps it to its native priority, e.g. CUDA stream priorities; 0 is the
   // device default. Backends without priorities ignore it.
   int priority = 0;
-  // Who the region's launches are for: the session's number (0 for none). A backend may
+  // Who the region's launches are for: the session's number in the order sessions were
+  // opened (Session::tenant: 1, 2, 3, ...; 0 for none). A backend may
   // keep tenants apart by it (CUDA: cuda.tenant_contexts); regions of one session always
   // name the same tenant, so their native waits stay within what it chose.
   std::uint64_t tenant = 0;

@@ -37,7 +37,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& options,
 
 Result<Ref<Session>> Engine::open_session(const SessionLimits& limits, std::string label) {
   ACCORD_RETURN_IF_ERROR(limits.validate());
-  return make_ref<Session>(*this, next_id(), limits, std::move(label));
+  return make_ref<Session>(*this, next_id(), next_tenant_.fetch_add(1, std::memory_order_relaxed), limits,
+                           std::move(label));
 }
 
 }  // namespace accord::engine

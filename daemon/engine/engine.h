@@ -73,6 +73,7 @@ class Engine {
   devices::DeviceRegistry devices_;
   StatCounters stats_;
   std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<std::uint64_t> next_tenant_{1};  // Session::tenant
   std::unique_ptr<Scheduler> scheduler_;  // last member: destroyed (drained) first
 };
 

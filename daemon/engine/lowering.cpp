@@ -334,7 +334,7 @@ Result<Ref<PreparedGraph>> GraphLowering::prepare(Session& session, GraphSpec sp
     request.edges = edges;
     request.slots = static_cast<std::uint32_t>(session.limits().graph_slots);
     request.priority = session.limits().priority;
-    request.tenant = session.id();
+    request.tenant = session.tenant();
     auto native = engine.device_registry().at(r.device).lower(request);
     if (!native.ok())
       return std::move(native).status().annotate("lowering region " + std::to_string(ri) + " (" +

@@ -16,11 +16,12 @@ Status SessionLimits::validate() const {
   return Status();
 }
 
-Session::Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label)
+Session::Session(Engine& engine, std::uint64_t id, std::uint64_t tenant, SessionLimits limits, std::string label)
     : schedule(*this, engine.devices().size() * kLaneKindCount),
       engine_(engine),
       scheduler_(engine.scheduler()),
       id_(id),
+      tenant_(tenant),
       limits_(std::move(limits)),
       label_(std::move(label)) {
   scheduler_.add_session(schedule);

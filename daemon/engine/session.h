@@ -54,9 +54,13 @@ enum class LeaseMode : std::uint8_t { Read, Write };
 // scheduler's, under schedule.mu.
 class Session final : public RefCounted {
  public:
-  Session(Engine& engine, std::uint64_t id, SessionLimits limits, std::string label);
+  Session(Engine& engine, std::uint64_t id, std::uint64_t tenant, SessionLimits limits, std::string label);
 
   std::uint64_t id() const noexcept { return id_; }
+  // The session's place in the order sessions were opened in this engine (1, 2, 3, ...,
+  // unlike id(), which objects of every kind share): what a device keeps tenants apart by
+  // (RegionRequest::tenant, e.g. spreading them over CUDA contexts in turn).
+  std::uint64_t tenant() const noexcept { return tenant_; }
   const std::string& label() const noexcept { return label_; }
   const SessionLimits& limits() const noexcept { return limits_; }
   Engine& engine() const noexcept { return engine_; }
@@ -106,6 +110,7 @@ class Session final : public RefCounted {
   Engine& engine_;
   Scheduler& scheduler_;
   std::uint64_t id_;
+  std::uint64_t tenant_;
   SessionLimits limits_;
   std::string label_;
   StatCounters stats_;

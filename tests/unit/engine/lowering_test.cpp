@@ -37,6 +37,19 @@ TEST_CASE("a buffer of another session is refused", "[engine][lowering]") {
   CHECK_THAT(std::string(g.status().message()), Contains("another runtime or session"));
 }
 
+TEST_CASE("sessions are numbered in the order they open, whatever else takes ids between",
+          "[engine][lowering][tenant]") {
+  EngineFixture f(1);
+  const std::uint64_t first = f.session().tenant();
+  auto between = f.buffer(64);  // an object id taken between two sessions
+  auto second = f.engine().open_session({}, "second").value();
+  auto also = second->allocate(64, accord::MemoryPlacement::host_visible()).value();
+  auto third = f.engine().open_session({}, "third").value();
+  CHECK(second->tenant() == first + 1);
+  CHECK(third->tenant() == first + 2);
+  CHECK(third->id() > second->id() + 1);  // ids are shared with the allocation between
+}
+
 TEST_CASE("copies need equal, nonoverlapping ranges", "[engine][lowering]") {
   EngineFixture f(1);
   auto a = f.buffer(256);
