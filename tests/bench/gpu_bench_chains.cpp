@@ -1,6 +1,8 @@
 // The two chains of gpu_bench_chains.h: the direct CUDA graph and the Accord graph.
 #include "tests/bench/gpu_bench_chains.h"
 
+#include "tests/support/environment_options.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -213,14 +215,7 @@ ForecastSleep forecast_sleep_from_environment() {
 }
 
 DeviceOptions options_from_environment() {
-  DeviceOptions options;
-  if (const char* words = std::getenv("ACCORD_BENCH_CUDA_OPTIONS")) {
-    std::istringstream in(words);
-    for (std::string word; in >> word;)
-      if (const std::size_t eq = word.find('='); eq != std::string::npos)
-        options[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  return options;
+  return accord::testing::options_from_environment("ACCORD_BENCH_CUDA_OPTIONS").options;
 }
 
 std::vector<std::string> accordd_args_from_environment() {

@@ -33,16 +33,6 @@ std::string format_uuid(const CUuuid& uuid) {
   return text;
 }
 
-// cuCtxCreate, leaving the calling thread's current context as it was (cuCtxCreate makes
-// the new one current): an embedded runtime opens devices on the application's thread.
-CUresult create_context(const CudaSymbols& s, CUdevice device, CUcontext* created) noexcept {
-  CUcontext previous = nullptr;
-  const bool known = s.cuCtxGetCurrent != nullptr && s.cuCtxGetCurrent(&previous) == CUDA_SUCCESS;
-  const CUresult r = s.cuCtxCreate(created, nullptr, 0, device);
-  if (known) static_cast<void>(s.cuCtxSetCurrent(previous));
-  return r;
-}
-
 // The context `choice` asks for on `handle`; the primary one is made current on the
 // calling thread.
 Result<UniqueCuContext> open_context(const CudaSymbols& s, CUdevice handle, CudaContextChoice choice,
@@ -57,7 +47,7 @@ Result<UniqueCuContext> open_context(const CudaSymbols& s, CUdevice handle, Cuda
     if (s.cuCtxCreate == nullptr || s.cuCtxDestroy == nullptr)
       return unsupported_error("cuda: option cuda.context = own: this driver has no cuCtxCreate (" + gpu + ")");
     CUcontext created = nullptr;
-    const CUresult r = create_context(s, handle, &created);
+    const CUresult r = s.cuCtxCreate(&created, nullptr, 0, handle);
     if (r == CUDA_SUCCESS) return UniqueCuContext::created(s, handle, created);
     // An MPS server that takes no more clients: "auto" shares the primary context.
     if (choice == CudaContextChoice::Own)
@@ -223,7 +213,7 @@ std::uint32_t CudaDevice::level_of(int priority) const noexcept {
   return std::min(level, stream_levels_.level_count - 1);
 }
 
-Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) {
+CudaTenantContext* CudaDevice::tenant_context_for(std::uint64_t tenant) {
   const auto index =
       tenant == 0 ? 0u : static_cast<std::uint32_t>((tenant - 1) % tenant_context_count_);
   if (CudaTenantContext* made = tenant_contexts_[index].load(std::memory_order_acquire)) return made;
@@ -232,7 +222,7 @@ Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) 
   CudaTenantContext* const own = tenant_contexts_[0].load(std::memory_order_relaxed);
   CUcontext created = nullptr;
   if (syms_->cuCtxCreate == nullptr || syms_->cuCtxDestroy == nullptr ||
-      create_context(*syms_, context_.device, &created) != CUDA_SUCCESS) {
+      syms_->cuCtxCreate(&created, nullptr, 0, context_.device) != CUDA_SUCCESS) {
     // No more contexts (an MPS server at its clients or connections, or any other
     // refusal): its tenants share the device's own, as every tenant does with one
     // context, for the device's life.
@@ -242,7 +232,7 @@ Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) 
   UniqueCuContext owned = UniqueCuContext::created(*syms_, context_.device, created);
   const CudaContext context{syms_.get(), context_.device, created, context_.ordinal};
   std::unique_ptr<CudaFlagPool> flags;
-  if (CudaFlagPool* words = own->flags(); words != nullptr && words->usable()) {
+  if (CudaFlagPool* words = own->flags(); words != nullptr) {
     flags = std::make_unique<CudaFlagPool>(context, *words);
     flags->probe(flag_write_);
   }
@@ -254,12 +244,11 @@ Result<CudaTenantContext*> CudaDevice::tenant_context_for(std::uint64_t tenant) 
 }
 
 Result<std::unique_ptr<NativeRegion>> CudaDevice::lower(const RegionRequest& request) {
-  ACCORD_ASSIGN_OR_RETURN(CudaTenantContext* const tenant, tenant_context_for(request.tenant));
+  CudaTenantContext* const tenant = tenant_context_for(request.tenant);
   // The streams its launches will take exist before the first launch, which makes none.
   ACCORD_RETURN_IF_ERROR(tenant->ensure_level(level_of(request.priority)));
-  CudaFlagPool* const flags = tenant->flags() != nullptr && tenant->flags()->usable() ? tenant->flags() : nullptr;
   ACCORD_ASSIGN_OR_RETURN(std::unique_ptr<CudaRegion> region,
-                          CudaRegion::lower(tenant->context(), request, flags,
+                          CudaRegion::lower(tenant->context(), request, tenant->flags(),
                                             completion_mode_ == CudaCompletionMode::FlagAndEvent, tenant->index()));
   return std::unique_ptr<NativeRegion>(std::move(region));
 }
@@ -364,11 +353,9 @@ void CudaDevice::poll_completions() noexcept {
 }
 
 CudaFlagPool* CudaDevice::flags_in_use() const noexcept {
-  // Not probed with cuda.completion = event, so never usable then. The device's own
-  // context's: every other context's flags come from its words.
+  // The device's own context's: every other context's flags come from its words.
   const CudaTenantContext* own = tenant_contexts_[0].load(std::memory_order_acquire);
-  CudaFlagPool* flags = own != nullptr ? own->flags() : nullptr;
-  return flags != nullptr && flags->usable() ? flags : nullptr;
+  return own != nullptr ? own->flags() : nullptr;
 }
 
 std::optional<CudaFlagWriter> CudaDevice::flag_writer() const noexcept {

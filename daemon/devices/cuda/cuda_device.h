@@ -114,9 +114,9 @@ class CudaDevice final : public Device, private CudaLossObserver {
   // The pool level of session priority `priority` (see stream_levels_).
   std::uint32_t level_of(int priority) const noexcept;
   // The tenant context of `tenant` (RegionRequest::tenant), made unless it exists (the
-  // device's own when the driver refuses another). Thread-safe; blocks while it makes
-  // one. Never fails today; a Result so that a refusal could become an error.
-  Result<CudaTenantContext*> tenant_context_for(std::uint64_t tenant);
+  // device's own when the driver refuses another); never null. Thread-safe; blocks while
+  // it makes one.
+  CudaTenantContext* tenant_context_for(std::uint64_t tenant);
   // A pooled stream of `lane` from `pools`, its launch count already taken: the one at
   // pool index `last` (the region's last launch) when it has no launch in flight, else one
   // with no launch in flight if there is one, so that submissions of different sessions

@@ -37,7 +37,7 @@ class CudaTenantContext {
   static constexpr std::uint32_t kMaxLevels = 32;  // more than any GPU reports (the H200: 6)
 
   // `owned`: the context when it was made for this tenant context (empty for the
-  // device's own); `flags`: its flag writers, null where regions get no flags.
+  // device's own); `flags`: its flag writers (probed), or null.
   CudaTenantContext(std::uint32_t index, CudaContext context, UniqueCuContext owned,
                     std::unique_ptr<CudaFlagPool> flags, const CudaStreamLevels& levels) noexcept
       : index_(index), owned_(std::move(owned)), context_(context), shape_(levels), flags_(std::move(flags)) {}
@@ -46,8 +46,9 @@ class CudaTenantContext {
 
   std::uint32_t index() const noexcept { return index_; }
   const CudaContext& context() const noexcept { return context_; }
-  // The writers of this context's completion flags, or null.
-  CudaFlagPool* flags() const noexcept { return flags_.get(); }
+  // The writers of this context's completion flags, or null where regions get no flags
+  // (none probed, with cuda.completion = event, or the probe found no writer).
+  CudaFlagPool* flags() const noexcept { return flags_ != nullptr && flags_->usable() ? flags_.get() : nullptr; }
   // Makes the streams of priority level `level` unless they exist: made when a region of
   // the level is first lowered, so that a context holds streams only for the priorities
   // its tenants use. Errors: the mapped kind of a driver failure, naming the GPU.

@@ -98,10 +98,6 @@ CUresult ctx_set_current(CUcontext context) {
   t_context = context;
   return CUDA_SUCCESS;
 }
-CUresult ctx_get_current(CUcontext* context) {
-  *context = t_context;
-  return CUDA_SUCCESS;
-}
 CUresult ctx_create(CUcontext* context, CUctxCreateParams*, unsigned, CUdevice device) {
   if (device < 0 || device >= kMaxGpus) return CUDA_ERROR_INVALID_DEVICE;
   if (fails("cuCtxCreate", "dev=" + n(static_cast<std::uint64_t>(device)))) return CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
@@ -503,7 +499,6 @@ const Entry kEntries[] = {
     ACCORD_FAKE("cuDevicePrimaryCtxRelease", primary_release),
     ACCORD_FAKE("cuCtxSetCurrent", ctx_set_current),
     ACCORD_FAKE("cuCtxCreate", ctx_create),
-    ACCORD_FAKE("cuCtxGetCurrent", ctx_get_current),
     ACCORD_FAKE("cuCtxDestroy", ctx_destroy),
     ACCORD_FAKE("cuDeviceGetName", device_name),
     ACCORD_FAKE("cuDeviceGetAttribute", device_attribute),
